@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace daxprobe {
+
+struct CheckOptions {
+    std::string root = "/";              // where /proc, /sys, /dev are read from
+    std::vector<std::string> paths;      // --path: extra files to examine
+    bool activeChecks = true;            // MAP_SYNC test file on writable DAX mounts
+    std::string captureDir;              // --capture: copy every file read + live facts here
+    std::string replayDir;               // --replay: compute the report from a capture
+};
+
+struct CheckOutcome {
+    nlohmann::json report; // the documented "daxprobe.check" document
+    int exitCode = 2;      // 0 verified, 1 problem found, 2 check failed
+};
+
+// Gathers facts, derives verdicts, returns the report. Never throws.
+CheckOutcome runCheck(const CheckOptions &options);
+
+// Page-cache and fault counters now (meminfo + vmstat), for "metrics" and
+// periodic reports. Never throws; unreadable files become an "errors" list.
+nlohmann::json collectMetrics(const std::string &root = "/");
+
+} // namespace daxprobe

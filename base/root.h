@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "result.h"
+#include "unique_fd.h"
+
+namespace daxprobe {
+
+// A filesystem root that every procfs/sysfs/ACPI read goes through, so tests
+// can point it at tests/fixtures/<scenario>/ (hwloc's HWLOC_FSROOT, systemd's
+// chase() with a root). Paths are relative to the root, with or without a
+// leading '/'.
+class Root {
+public:
+    static constexpr std::size_t kDefaultMaxBytes = 1 << 20;
+
+    static Result<Root> open(const std::string &dir);
+    static Root system();
+
+    // Whole file, at most maxBytes (a larger file is an error, not a silent cut).
+    Result<std::string> readFile(std::string_view path,
+                                 std::size_t maxBytes = kDefaultMaxBytes) const;
+    // A sysfs attribute: small, trailing newline stripped (ndctl's __sysfs_read_attr).
+    Result<std::string> readAttr(std::string_view path) const;
+    Result<unsigned long long> readUnsigned(std::string_view path) const;
+    Result<std::vector<std::string>> listDir(std::string_view path) const;
+    bool exists(std::string_view path) const;
+    // Target of a symlink, as the kernel wrote it.
+    Result<std::string> readLink(std::string_view path) const;
+
+    const std::string &path() const { return dir_; }
+    int fd() const { return fd_.get(); }
+
+private:
+    Root(UniqueFD fd, std::string dir) : fd_(std::move(fd)), dir_(std::move(dir)) {}
+    static std::string relative(std::string_view path);
+
+    UniqueFD fd_;
+    std::string dir_;
+};
+
+} // namespace daxprobe
