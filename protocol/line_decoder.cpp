@@ -1,0 +1,48 @@
+#include "line_decoder.h"
+
+#include <cstring>
+
+#include "protocol_limits.h"
+
+namespace daxprobe::protocol {
+
+void LineDecoder::feed(std::string_view data, std::vector<Frame> &out)
+{
+    while (!data.empty()) {
+        // Find the next boundary in one pass; copy whole runs, not bytes.
+        std::size_t i = 0;
+        while (i < data.size() && data[i] != '\n' && data[i] != kSentinel)
+            ++i;
+
+        std::string_view run = data.substr(0, i);
+        if (!skipping_) {
+            if (buf_.size() + run.size() > maxLine_) {
+                out.push_back({Frame::Kind::Oversize, {}, buf_.size() + run.size()});
+                buf_.clear();
+                skipping_ = true;
+            } else {
+                buf_.append(run);
+            }
+        }
+        if (i == data.size())
+            return;
+
+        if (data[i] == kSentinel) {
+            out.push_back({Frame::Kind::Resync, {}, buf_.size()});
+            buf_.clear();
+            skipping_ = false;
+        } else if (skipping_) {
+            skipping_ = false; // the over-long line ends here
+        } else {
+            if (!buf_.empty() && buf_.back() == '\r')
+                buf_.pop_back();
+            // Blank lines are keep-alives from hand-typed sessions, not messages.
+            if (buf_.find_first_not_of(" \t") != std::string::npos)
+                out.push_back({Frame::Kind::Line, std::move(buf_), 0});
+            buf_.clear();
+        }
+        data.remove_prefix(i + 1);
+    }
+}
+
+} // namespace daxprobe::protocol
