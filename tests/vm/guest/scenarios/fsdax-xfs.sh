@@ -1,0 +1,9 @@
+# fsdax namespace, XFS on 2 MiB stripe units mounted -o dax=always: DAX active.
+scenario_prepare() {
+    run ndctl create-namespace -f -e namespace0.0 -m fsdax
+    dev=$(first_pmem)
+    mkfs_dev xfs $dev
+    mount_dev xfs $dev dax=always
+    write_and_reread $PMEM_MNT/testfile
+    DAXPROBE_ARGS="--path $PMEM_MNT/testfile"
+}

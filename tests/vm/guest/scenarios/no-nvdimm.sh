@@ -1,0 +1,4 @@
+# No NVDIMM device at all: no NFIT.
+scenario_prepare() {
+    :
+}

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Fetch and unpack Debian's guest kernel for the VM test bed.
+
+Never installs anything on the host: `apt-get download` the package that
+`apt-cache depends linux-image-amd64` names into a cache folder, `dpkg-deb -x`
+it into the build folder, run `depmod -b` (the package ships no modules.dep) and
+pull the ELF vmlinux out of the bzImage so QEMU can boot it through PVH (saves
+the ~3 s of in-guest XZ decompression under TCG).
+
+Writes an info JSON (always, also when the kernel cannot be had: then
+"available" is false and "reason" says why, so the tests can exit 77 with that
+reason instead of failing the build of the whole project).
+"""
+
+import argparse
+import glob
+import json
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+def resolve_package(meta):
+    out = run(["apt-cache", "depends", meta]).stdout
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("Depends:") and "linux-image-" in line:
+            return line.split(":", 1)[1].strip()
+    raise RuntimeError(f"apt-cache depends {meta} names no linux-image package:\n{out}")
+
+
+def fetch_deb(package, cache):
+    os.makedirs(cache, exist_ok=True)
+    found = sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")))
+    if found:
+        return found[-1]
+    # apt drops privileges to _apt for downloads; a root-owned cache folder
+    # just produces a warning and an unsandboxed download, which is fine.
+    try:
+        run(["apt-get", "download", package], cwd=cache)
+    except subprocess.CalledProcessError as e:
+        raise RuntimeError(f"apt-get download {package} failed: {e.stderr.strip()}")
+    found = sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")))
+    if not found:
+        raise RuntimeError(f"apt-get download {package} left no .deb in {cache}")
+    return found[-1]
+
+
+def extract_vmlinux(bzimage, dest):
+    data = open(bzimage, "rb").read()
+    # 6.1 compresses the payload with xz; 6.12 with zstd. Try each magic.
+    xz_magic = b"\xfd7zXZ\x00"
+    pos = data.find(xz_magic)
+    while pos != -1:
+        try:
+            dec = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+            elf = dec.decompress(data[pos:])
+            if elf[:4] == b"\x7fELF":
+                break
+        except lzma.LZMAError:
+            pass
+        pos = data.find(xz_magic, pos + 1)
+    else:
+        elf = None
+    if elf is None:
+        zstd_magic = b"\x28\xb5\x2f\xfd"
+        pos = data.find(zstd_magic)
+        if pos != -1 and shutil.which("zstd"):
+            p = subprocess.run(["zstd", "-dc"], input=data[pos:], capture_output=True)
+            if p.stdout[:4] == b"\x7fELF":
+                elf = p.stdout
+    if elf is None:
+        raise RuntimeError(f"no xz/zstd ELF payload found in {bzimage}")
+    with open(dest + ".tmp", "wb") as f:
+        f.write(elf)
+    os.replace(dest + ".tmp", dest)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cache", required=True, help="where downloaded .deb files are kept")
+    ap.add_argument("--outdir", required=True, help="where the package is unpacked")
+    ap.add_argument("--vmlinux", required=True)
+    ap.add_argument("--info", required=True)
+    ap.add_argument("--meta", default="linux-image-amd64")
+    args = ap.parse_args()
+
+    info = {"available": False, "reason": ""}
+    try:
+        cache = os.environ.get("DAXPROBE_VM_CACHE") or args.cache
+        for tool in ("apt-cache", "apt-get", "dpkg-deb", "depmod"):
+            if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}") \
+                    and not os.path.exists(f"/sbin/{tool}"):
+                raise RuntimeError(f"{tool} not found")
+        package = resolve_package(args.meta)
+        deb = fetch_deb(package, cache)
+        kver = package[len("linux-image-"):]
+        if os.path.exists(args.outdir):
+            shutil.rmtree(args.outdir)
+        os.makedirs(args.outdir)
+        run(["dpkg-deb", "-x", deb, args.outdir])
+        moddir = os.path.join(args.outdir, "lib", "modules", kver)
+        if not os.path.isdir(moddir):
+            moddir = os.path.join(args.outdir, "usr", "lib", "modules", kver)
+        base = os.path.dirname(os.path.dirname(os.path.dirname(moddir)))
+        depmod = shutil.which("depmod") or "/usr/sbin/depmod"
+        run([depmod, "-b", base, kver])
+        bzimage = os.path.join(args.outdir, "boot", f"vmlinuz-{kver}")
+        extract_vmlinux(bzimage, args.vmlinux)
+        info = {
+            "available": True,
+            "package": package,
+            "deb": os.path.abspath(deb),
+            "version": kver,
+            "vmlinux": os.path.abspath(args.vmlinux),
+            "bzimage": os.path.abspath(bzimage),
+            "modules_dir": os.path.abspath(moddir),
+        }
+        print(f"guest kernel {kver}: {args.vmlinux}")
+    except (RuntimeError, OSError, subprocess.CalledProcessError) as e:
+        detail = getattr(e, "stderr", "") or ""
+        info["reason"] = f"guest kernel unavailable: {e} {detail}".strip()
+        print(info["reason"], file=sys.stderr)
+        # Outputs must exist for the build to go on; the tests read the reason.
+        open(args.vmlinux, "wb").close()
+    with open(args.info, "w") as f:
+        json.dump(info, f, indent=2)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Run one VM scenario: boot the guest, collect its results, assert.
+
+Exit codes (Meson's conventions): 0 pass, 1 fail, 77 skip (with the reason
+printed), 99 harness error.
+
+  run_scenario.py --vm-dir BUILD/tests/vm --scenario fsdax-ext4
+  DAXPROBE_CAPTURE=1 run_scenario.py ... --capture   # store tests/fixtures/<scenario>/
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import scenarios  # noqa: E402
+from vmharness import Guest, GuestError, Skip  # noqa: E402
+
+SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def guest_inputs(vm_dir):
+    info_path = os.path.join(vm_dir, "kernel.json")
+    initrd = os.path.abspath(os.path.join(vm_dir, "initramfs.cpio"))
+    if not os.path.exists(info_path) or not os.path.exists(initrd):
+        raise Skip(f"guest image not built ({info_path}, {initrd}): "
+                   f"meson compile -C BUILDDIR guest-initramfs")
+    info = json.load(open(info_path))
+    if not info.get("available"):
+        raise Skip(info.get("reason") or "guest kernel unavailable")
+    if os.path.getsize(initrd) == 0:
+        raise Skip("the initramfs is empty (the guest kernel was unavailable when it was built)")
+    return info, initrd
+
+
+def store_capture(scenario, files, dest_root):
+    """Write the guest's capture folder (and the reference outputs) as a fixture."""
+    dest = os.path.join(dest_root, scenario)
+    capture = {k[len("capture/"):]: v for k, v in files.items() if k.startswith("capture/")}
+    if not capture:
+        log(f"capture: the guest shipped no capture/ folder for {scenario} "
+            f"(capture-check.rc={files.get('capture-check.rc', b'?').decode().strip()}, "
+            f"stderr: {files.get('capture-check.stderr', b'').decode()[:500]})")
+        return False
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    for rel, data in capture.items():
+        p = os.path.join(dest, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(data)
+    # The references next to the capture, named so they cannot clash with a
+    # captured /proc or /sys path.
+    meta = os.path.join(dest, "_vm")
+    os.makedirs(meta, exist_ok=True)
+    for name in ("check.json", "check.rc", "ndctl-list.json", "daxctl-list.json",
+                 "capture-check.json", "capture-check.rc", "mount.txt", "cached.txt",
+                 "uname.txt"):
+        if name in files:
+            with open(os.path.join(meta, name), "wb") as f:
+                f.write(files[name])
+    log(f"capture: stored {len(capture)} files in {dest}")
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--vm-dir", required=True, help="BUILDDIR/tests/vm (kernel.json, initramfs)")
+    ap.add_argument("--scenario", required=True)
+    ap.add_argument("--timeout", type=float,
+                    default=float(os.environ.get("DAXPROBE_VM_TIMEOUT", "240")))
+    ap.add_argument("--capture", action="store_true",
+                    default=os.environ.get("DAXPROBE_CAPTURE") == "1",
+                    help="also run daxprobe --capture and store tests/fixtures/<scenario>/")
+    ap.add_argument("--fixtures", default=os.path.join(SOURCE_ROOT, "tests", "fixtures"))
+    ap.add_argument("--keep", action="store_true", help="keep the run folder")
+    ap.add_argument("--human", action="store_true", help="print daxprobe's human report")
+    ap.add_argument("--no-assert", action="store_true", help="boot and show, do not assert")
+    ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
+    args = ap.parse_args()
+
+    try:
+        if args.skip_reason:
+            raise Skip(args.skip_reason)
+        scenario = scenarios.SCENARIOS.get(args.scenario)
+        if scenario is None:
+            log(f"unknown scenario {args.scenario}; known: {', '.join(scenarios.SCENARIOS)}")
+            return 99
+        info, initrd = guest_inputs(args.vm_dir)
+        # Each run keeps its console and results under BUILDDIR/tests/vm/runs/.
+        last = os.path.join(args.vm_dir, "runs", args.scenario)
+        guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
+                      label_size=scenario.label_size, capture=args.capture,
+                      human=args.human, keep=args.keep)
+        files = {}
+        error = None
+        try:
+            with guest:
+                log(f"[{args.scenario}] booting {info['version']} under TCG in {guest.dir}")
+                try:
+                    guest.wait(args.timeout)
+                    files = guest.results()
+                except GuestError as e:
+                    error = e
+                # Keep what we have for post-mortem, whatever happened.
+                if os.path.exists(last):
+                    shutil.rmtree(last)
+                os.makedirs(last)
+                shutil.copy(guest.console_path, last) if os.path.exists(guest.console_path) else None
+                for rel, data in files.items():
+                    p = os.path.join(last, "results", rel)
+                    os.makedirs(os.path.dirname(p), exist_ok=True)
+                    open(p, "wb").write(data)
+                if error:
+                    raise error
+        except GuestError as e:
+            log(f"[{args.scenario}] FAIL: {e}")
+            log("---- console (tail) ----")
+            log(guest.console_text()[-6000:])
+            return 1
+        t_done = guest.t_done - guest.t_start if guest.t_done else float("nan")
+        t_exit = guest.t_exit - guest.t_start if guest.t_exit else float("nan")
+        steps = files.get("steps.log", b"").decode(errors="replace")
+        log(f"[{args.scenario}] guest done at {t_done:.1f} s, QEMU exited at {t_exit:.1f} s "
+            f"(host wall); guest steps (uptime s):\n{steps}")
+
+        if args.human:
+            log(files.get("check.txt", b"(no human report)\n").decode(errors="replace"))
+        if args.capture:
+            store_capture(args.scenario, files, args.fixtures)
+        if args.no_assert:
+            return 0
+
+        checker, res = scenarios.run_checks(scenario, files)
+        if checker.failures:
+            log(f"[{args.scenario}] FAIL: {len(checker.failures)} assertion(s):")
+            for f in checker.failures:
+                log(f"  - {f}")
+            log(f"---- daxprobe exit {res.rc('check.rc')}; check.json ----")
+            log(res.text("check.json")[:8000])
+            log("---- check.stderr ----")
+            log(res.text("check.stderr")[-3000:])
+            log("---- ndctl list -BRN ----")
+            log(res.text("ndctl-list.json")[:3000])
+            log(f"---- guest commands ----\n{res.text('commands.log')[-4000:]}")
+            log(f"(full results in {last})")
+            return 1
+        log(f"[{args.scenario}] PASS")
+        return 0
+    except Skip as e:
+        log(f"SKIP: {e}")
+        return 77
+
+
+if __name__ == "__main__":
+    t0 = time.monotonic()
+    rc = main()
+    print(f"(run_scenario: {time.monotonic() - t0:.1f} s, exit {rc})", flush=True)
+    sys.exit(rc)

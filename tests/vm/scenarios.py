@@ -1,0 +1,316 @@
+"""The VM scenarios: how each guest is set up, and what the host asserts.
+
+A scenario is
+  - a guest snippet, tests/vm/guest/scenarios/NAME.sh, defining
+    scenario_prepare (and optionally scenario_after), sourced by /init;
+  - an entry in SCENARIOS below: QEMU options and a host-side check function
+    that receives the shipped results and records failures on a Checker;
+  - its name in the `vm_scenarios` list of tests/vm/meson.build.
+See tests/vm/README.md.
+"""
+
+import json
+
+MiB = 1 << 20
+
+
+class Checker:
+    def __init__(self):
+        self.failures = []
+        self.notes = []
+
+    def check(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.check(got == want, f"{what}: got {got!r}, want {want!r}")
+
+    def note(self, what):
+        self.notes.append(what)
+
+
+class Results:
+    """The files the guest shipped, decoded."""
+
+    def __init__(self, files):
+        self.files = files
+
+    def text(self, name, default=""):
+        b = self.files.get(name)
+        return b.decode(errors="replace") if b is not None else default
+
+    def json(self, name):
+        t = self.text(name).strip()
+        if not t:
+            return None
+        try:
+            return json.loads(t)
+        except ValueError:
+            return None
+
+    def rc(self, name):
+        t = self.text(name).strip()
+        return int(t) if t.lstrip("-").isdigit() else None
+
+    def kv(self, name):
+        out = {}
+        for line in self.text(name).splitlines():
+            if "=" in line:
+                k, v = line.split("=", 1)
+                out[k] = v
+        return out
+
+    @property
+    def check(self):
+        return self.json("check.json")
+
+
+# -- helpers over the daxprobe.check/1 document ---------------------------------
+
+def pmem_mount(doc, mount_point="/mnt/pmem"):
+    for m in (doc or {}).get("mounts") or []:
+        if m.get("mount_point") == mount_point:
+            return m
+    return None
+
+
+def namespaces(doc):
+    return (doc or {}).get("namespaces") or []
+
+
+def file_entry(doc, path):
+    for f in (doc or {}).get("files") or []:
+        if f.get("path") == path:
+            return f
+    return None
+
+
+def verdict_code(obj):
+    v = (obj or {}).get("verdict")
+    return v.get("code") if isinstance(v, dict) else None
+
+
+def evidence_text(obj):
+    v = (obj or {}).get("verdict") or {}
+    ev = v.get("evidence") or []
+    parts = [json.dumps(e) if not isinstance(e, str) else e for e in ev]
+    parts += [str(x) for x in (obj or {}).get("kmsg") or []]
+    return "\n".join(parts)
+
+
+def remedy_text(obj):
+    v = (obj or {}).get("verdict") or {}
+    r = v.get("remedy")
+    return r if isinstance(r, str) else json.dumps(r)
+
+
+# -- the reference: ndctl list -BRN ---------------------------------------------
+
+def ndctl_objects(listing):
+    """Regions and namespaces from `ndctl list -BRN` (object or array)."""
+    regions, nss = [], []
+    if listing is None:
+        return regions, nss
+    buses = listing if isinstance(listing, list) else [listing]
+    for bus in buses:
+        for r in bus.get("regions", []) if isinstance(bus, dict) else []:
+            regions.append(r)
+            for n in r.get("namespaces", []):
+                nss.append(dict(n, region=r.get("dev")))
+    return regions, nss
+
+
+def compare_with_ndctl(c, res):
+    doc = res.check
+    listing = res.json("ndctl-list.json")
+    regions, nss = ndctl_objects(listing)
+    got_regions = {r.get("dev"): r for r in (doc or {}).get("regions") or []}
+    got_nss = {n.get("dev"): n for n in namespaces(doc)}
+    for r in regions:
+        g = got_regions.get(r["dev"])
+        if not c.check(g is not None, f"region {r['dev']} (ndctl) missing from daxprobe"):
+            continue
+        for field in ("dev", "type", "size", "align", "available_size", "persistence_domain"):
+            if field in r:
+                c.eq(g.get(field), r[field], f"region {r['dev']} {field} vs ndctl")
+    for n in nss:
+        g = got_nss.get(n["dev"])
+        if not c.check(g is not None, f"namespace {n['dev']} (ndctl) missing from daxprobe"):
+            continue
+        for field in ("dev", "mode", "map", "size", "align", "uuid", "blockdev", "chardev",
+                      "region"):
+            if field in n:
+                c.eq(g.get(field), n[field], f"namespace {n['dev']} {field} vs ndctl")
+    # Anything daxprobe reports with a size that ndctl does not know is wrong.
+    known = {n["dev"] for n in nss}
+    for dev, g in got_nss.items():
+        if dev not in known and (g.get("size") or 0) > 0:
+            c.check(False, f"namespace {dev} reported by daxprobe but not by ndctl")
+    known_r = {r["dev"] for r in regions}
+    for dev in got_regions:
+        c.check(dev in known_r, f"region {dev} reported by daxprobe but not by ndctl")
+
+
+# -- common assertions ------------------------------------------------------------
+
+def expect_document(c, res, exit_code, verdict=None):
+    doc = res.check
+    if not c.check(doc is not None, "check.json is not one JSON document:\n"
+                   + res.text("check.json")[:2000]):
+        return False
+    c.eq(doc.get("schema"), "daxprobe.check/1", "schema")
+    c.eq(res.rc("check.rc"), exit_code, "daxprobe exit code")
+    c.eq(doc.get("exit_code"), res.rc("check.rc"), "document exit_code vs process exit code")
+    if verdict:
+        c.eq(verdict_code(doc), verdict, "top-level verdict.code")
+    return True
+
+
+def expect_dax_active(c, res):
+    m = pmem_mount(res.check)
+    if not c.check(m is not None, "no mount entry for /mnt/pmem"):
+        return
+    c.eq(verdict_code(m), "dax_active", "mount verdict")
+    c.eq((m.get("map_sync") or {}).get("ok"), True, "map_sync.ok")
+    c.eq((m.get("statx_dax") or {}).get("dax"), True, "statx_dax.dax")
+    if "queue_dax" in m:
+        c.check(m["queue_dax"] in (True, 1), f"queue_dax: {m['queue_dax']!r}")
+
+
+def expect_mount_ok(c, res):
+    c.eq(res.kv("mount.txt").get("rc"), "0", "the scenario's mount")
+
+
+def expect_fsdax_namespace(c, res):
+    nss = [n for n in namespaces(res.check) if (n.get("size") or 0) > 0]
+    c.check(any(n.get("mode") == "fsdax" and verdict_code(n) == "dax_capable" for n in nss),
+            f"an fsdax namespace with verdict dax_capable: {[(n.get('dev'), n.get('mode'), verdict_code(n)) for n in nss]}")
+
+
+def cached_delta_kb(res):
+    kv = res.kv("cached.txt")
+    return int(kv["delta_kb"]) if "delta_kb" in kv else None
+
+
+# -- the scenarios ----------------------------------------------------------------
+
+def check_fsdax_ext4(c, res):
+    expect_mount_ok(c, res)
+    if expect_document(c, res, 0, "dax_verified"):
+        expect_fsdax_namespace(c, res)
+        expect_dax_active(c, res)
+        f = file_entry(res.check, "/mnt/pmem/testfile")
+        if c.check(f is not None, "files[] entry for --path /mnt/pmem/testfile"):
+            c.eq(f.get("statx_dax"), True, "file statx_dax")
+            resident = ((f.get("residency") or {}).get("resident_bytes")) or 0
+            c.check(resident < 4 * MiB, f"DAX file resident_bytes {resident} < 4 MiB")
+    d = cached_delta_kb(res)
+    c.check(d is not None and d < 4096,
+            f"reading 32 MiB on DAX leaves Cached about unchanged (delta {d} kB < 4096)")
+
+
+def check_fsdax_xfs(c, res):
+    check_fsdax_ext4(c, res)
+
+
+def check_raw_xfs(c, res):
+    expect_mount_ok(c, res)
+    c.check("Turning off DAX" in res.text("dmesg.txt"), "kernel logged 'Turning off DAX'")
+    if expect_document(c, res, 1, "problems_found"):
+        m = pmem_mount(res.check)
+        if c.check(m is not None, "no mount entry for /mnt/pmem"):
+            c.eq(verdict_code(m), "dax_silently_off", "mount verdict")
+            c.check("Turning off DAX" in evidence_text(m),
+                    "mount evidence/kmsg contains 'Turning off DAX'")
+            c.check("ndctl create-namespace" in remedy_text(m),
+                    f"mount remedy names ndctl create-namespace: {remedy_text(m)!r}")
+        raw = [n for n in namespaces(res.check) if n.get("mode") == "raw"]
+        if c.check(raw, "a raw namespace"):
+            c.eq(verdict_code(raw[0]), "device_cannot_dax", "raw namespace verdict")
+
+
+def check_raw_ext4(c, res):
+    kv = res.kv("mount.txt")
+    c.check(kv.get("rc") not in (None, "0"), f"ext4 -o dax on a raw namespace must fail: {kv}")
+    c.check("DAX unsupported by block device" in res.text("dmesg.txt"),
+            "kernel logged 'DAX unsupported by block device'")
+    if expect_document(c, res, 1, "problems_found"):
+        c.check(pmem_mount(res.check) is None, "no /mnt/pmem mount (it failed)")
+        raw = [n for n in namespaces(res.check) if n.get("mode") == "raw"]
+        if c.check(raw, "a raw namespace"):
+            c.eq(verdict_code(raw[0]), "device_cannot_dax", "raw namespace verdict")
+            c.check("ndctl create-namespace -f -e namespace0.0 -m fsdax" in remedy_text(raw[0]),
+                    f"raw namespace remedy: {remedy_text(raw[0])!r}")
+
+
+def check_fsdax_ext4_nodax(c, res):
+    expect_mount_ok(c, res)
+    d = cached_delta_kb(res)
+    c.check(d is not None and d >= 30 * 1024,
+            f"reading 32 MiB without DAX grows Cached by ~32 MiB (delta {d} kB)")
+    if expect_document(c, res, 1, "problems_found"):
+        expect_fsdax_namespace(c, res)
+        m = pmem_mount(res.check)
+        if c.check(m is not None, "no mount entry for /mnt/pmem"):
+            c.eq(verdict_code(m), "dax_not_requested", "mount verdict")
+        f = file_entry(res.check, "/mnt/pmem/testfile")
+        if c.check(f is not None, "files[] entry for --path /mnt/pmem/testfile"):
+            resident = (f.get("residency") or {}).get("resident_bytes") or 0
+            c.check(resident >= 30 * MiB, f"file resident_bytes {resident} >= 30 MiB")
+            c.check(not f.get("statx_dax"), "file statx_dax false")
+
+
+def check_devdax(c, res):
+    if expect_document(c, res, 0):
+        nss = [n for n in namespaces(res.check) if n.get("mode") == "devdax"]
+        if c.check(nss, "a devdax namespace"):
+            c.eq(nss[0].get("chardev"), "dax0.0", "devdax chardev")
+            c.eq(verdict_code(nss[0]), "dax_capable", "devdax namespace verdict")
+
+
+def check_labelled(c, res):
+    expect_mount_ok(c, res)
+    c.check("= 0" in res.text("commands.log").split("init-labels", 1)[-1][:400],
+            "ndctl init-labels succeeded")
+    if expect_document(c, res, 0, "dax_verified"):
+        expect_fsdax_namespace(c, res)
+        expect_dax_active(c, res)
+
+
+def check_no_nvdimm(c, res):
+    if expect_document(c, res, 1, "no_nfit"):
+        c.eq((res.check.get("nfit") or {}).get("present"), False, "nfit.present")
+        c.eq(res.check.get("regions") or [], [], "no regions")
+
+
+class Scenario:
+    def __init__(self, name, check, nvdimm=True, label_size=None):
+        self.name = name
+        self.check = check
+        self.nvdimm = nvdimm
+        self.label_size = label_size
+
+
+SCENARIOS = {s.name: s for s in [
+    Scenario("fsdax-ext4", check_fsdax_ext4),
+    Scenario("fsdax-xfs", check_fsdax_xfs),
+    Scenario("raw-xfs", check_raw_xfs),
+    Scenario("raw-ext4", check_raw_ext4),
+    Scenario("fsdax-ext4-nodax", check_fsdax_ext4_nodax),
+    Scenario("devdax", check_devdax),
+    Scenario("labelled", check_labelled, label_size="128K"),
+    Scenario("no-nvdimm", check_no_nvdimm, nvdimm=False),
+]}
+
+
+def run_checks(scenario, files):
+    c = Checker()
+    res = Results(files)
+    c.check(not res.text("error.txt"), res.text("error.txt"))
+    scenario.check(c, res)
+    # The reference comparison applies everywhere, including no NFIT (both empty).
+    if res.check is not None:
+        compare_with_ndctl(c, res)
+    return c, res

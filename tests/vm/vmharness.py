@@ -1,0 +1,186 @@
+"""Boot one guest under QEMU/TCG and get its results out.
+
+One `Guest` = one QEMU process with its own temp folder: a sparse 512M NVDIMM
+backing file (never shared: QEMU does not lock it), the agent socket
+(org.daxprobe.agent.0, a unix socket server the host may connect to) and the
+results port (org.daxprobe.results, a chardev file the guest writes one framed
+tar archive onto). The console (ttyS0 on QEMU's stdout) is read continuously
+by a thread into console.log and watched for markers; it is never parsed for
+results.
+
+QEMU is always killed and reaped (context manager), whatever happens.
+"""
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+import time
+
+AGENT_PORT = "org.daxprobe.agent.0"
+RESULTS_PORT = "org.daxprobe.results"
+DONE_MARKER = b"DAXPROBE-DONE"
+
+
+class Skip(Exception):
+    """The test cannot run here (exit 77 with the reason)."""
+
+
+class GuestError(Exception):
+    pass
+
+
+def find_qemu():
+    q = shutil.which("qemu-system-x86_64")
+    if not q:
+        raise Skip("qemu-system-x86_64 not found (apt-get install qemu-system-x86)")
+    return q
+
+
+class Guest:
+    def __init__(self, vmlinux, initrd, scenario, *, nvdimm=True, label_size=None,
+                 nvdimm_size="512M", memory="512M", capture=False, human=False,
+                 extra_cmdline="", workdir=None, keep=False):
+        self.vmlinux = vmlinux
+        self.initrd = initrd
+        self.scenario = scenario
+        self.nvdimm = nvdimm
+        self.label_size = label_size
+        self.nvdimm_size = nvdimm_size
+        self.memory = memory
+        self.capture = capture
+        self.human = human
+        self.extra_cmdline = extra_cmdline
+        self.keep = keep
+        # Unix socket paths must stay under 108 bytes: use a short temp dir.
+        self.dir = workdir or tempfile.mkdtemp(prefix=f"dxvm-{scenario[:12]}-")
+        self.console_path = os.path.join(self.dir, "console.log")
+        self.results_path = os.path.join(self.dir, "results.bin")
+        self.agent_sock = os.path.join(self.dir, "agent.sock")
+        self.nvdimm_path = os.path.join(self.dir, "nvdimm.img")
+        self.proc = None
+        self.reader = None
+        self.done = threading.Event()
+        self.console_lock = threading.Lock()
+        self.console = bytearray()
+        self.t_start = None
+        self.t_done = None
+        self.t_exit = None
+
+    # -- QEMU ------------------------------------------------------------------
+    def command(self):
+        append = (f"console=ttyS0 panic=-1 quiet daxprobe.scenario={self.scenario}"
+                  f" daxprobe.capture={int(self.capture)} daxprobe.human={int(self.human)}")
+        if self.extra_cmdline:
+            append += " " + self.extra_cmdline
+        cmd = [find_qemu(), "-machine", "pc,nvdimm=on" if self.nvdimm else "pc",
+               "-accel", "tcg,tb-size=64", "-cpu", "max", "-smp", "1",
+               "-m", f"{self.memory},slots=2,maxmem=4G" if self.nvdimm else self.memory,
+               "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
+               "-kernel", self.vmlinux, "-initrd", self.initrd, "-append", append]
+        if self.nvdimm:
+            dimm = "nvdimm,id=nvdimm1,memdev=mem1"
+            if self.label_size:
+                dimm += f",label-size={self.label_size}"
+            cmd += ["-object", f"memory-backend-file,id=mem1,share=on,"
+                               f"mem-path={self.nvdimm_path},size={self.nvdimm_size}",
+                    "-device", dimm]
+        cmd += ["-device", "virtio-serial",
+                "-chardev", f"socket,path={self.agent_sock},server=on,wait=off,id=ch0",
+                "-device", f"virtserialport,chardev=ch0,name={AGENT_PORT}",
+                "-chardev", f"file,path={self.results_path},id=ch1",
+                "-device", f"virtserialport,chardev=ch1,name={RESULTS_PORT}"]
+        return cmd
+
+    def __enter__(self):
+        if self.nvdimm:
+            with open(self.nvdimm_path, "wb") as f:
+                f.truncate(_size_bytes(self.nvdimm_size))
+        cmd = self.command()
+        with open(os.path.join(self.dir, "qemu-cmd.txt"), "w") as f:
+            f.write(" ".join(cmd) + "\n")
+        self.t_start = time.monotonic()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, cwd=self.dir)
+        self.reader = threading.Thread(target=self._read_console, daemon=True)
+        self.reader.start()
+        return self
+
+    def _read_console(self):
+        # Read promptly: a slow reader of the serial console slows the guest.
+        with open(self.console_path, "wb") as log:
+            fd = self.proc.stdout.fileno()
+            while True:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                log.write(chunk)
+                log.flush()
+                with self.console_lock:
+                    self.console += chunk
+                    if not self.done.is_set() and DONE_MARKER in self.console:
+                        self.t_done = time.monotonic()
+                        self.done.set()
+
+    def wait(self, timeout):
+        """Wait for QEMU to exit (the guest powers off after shipping)."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise GuestError(f"guest did not finish within {timeout:.0f} s "
+                             f"(done marker seen: {self.done.is_set()})")
+        self.t_exit = time.monotonic()
+        self.reader.join(timeout=10)
+        if not self.done.is_set():
+            raise GuestError(f"QEMU exited (rc={self.proc.returncode}) without the "
+                             f"{DONE_MARKER.decode()} marker")
+
+    def __exit__(self, *exc):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc:
+            self.proc.wait()
+            if self.proc.stdout:
+                self.reader.join(timeout=10)
+                self.proc.stdout.close()
+        # The backing file is up to 512M of real data after mkfs: never keep it.
+        if os.path.exists(self.nvdimm_path):
+            os.unlink(self.nvdimm_path)
+        if not self.keep and exc[0] is None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+    def console_text(self):
+        with self.console_lock:
+            return self.console.decode(errors="replace")
+
+    # -- results ---------------------------------------------------------------
+    def results(self):
+        """The guest's /results folder as {relative path: bytes}."""
+        data = open(self.results_path, "rb").read() if os.path.exists(self.results_path) else b""
+        head = b"DAXPROBE-RESULTS "
+        start = data.find(head)
+        if start < 0:
+            raise GuestError(f"no results frame on {RESULTS_PORT} ({len(data)} bytes)")
+        nl = data.index(b"\n", start)
+        size = int(data[start + len(head):nl])
+        body = data[nl + 1:nl + 1 + size]
+        trailer = data[nl + 1 + size:nl + 1 + size + 21]
+        if len(body) != size or trailer != b"\nDAXPROBE-RESULTS-END":
+            raise GuestError(f"truncated results frame: {len(body)}/{size} bytes, "
+                             f"trailer {trailer!r}")
+        files = {}
+        with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+            for m in tar.getmembers():
+                if m.isfile():
+                    name = m.name[len("results/"):] if m.name.startswith("results/") else m.name
+                    files[name] = tar.extractfile(m).read()
+        return files
+
+
+def _size_bytes(s):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(s[:-1]) * units[s[-1]] if s[-1] in units else int(s)
