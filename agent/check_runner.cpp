@@ -1,16 +1,131 @@
 #include "check_runner.h"
 
+#include <exception>
+
+#include "capture.h"
+#include "gather.h"
+#include "meminfo.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "root_facts.h"
+#include "verdict.h"
+#include "vmstat.h"
+
 namespace daxprobe {
 
-// Placeholder until the probes land; keeps the daemon buildable meanwhile.
-CheckOutcome runCheck(const CheckOptions &)
+namespace {
+
+CheckOutcome failed(const std::string &why)
 {
-    return {nlohmann::json{{"schema", "daxprobe.check/1"}, {"verdict", {{"code", "check_failed"}}}}, 2};
+    CheckOutcome out;
+    out.exitCode = 2;
+    out.report = {{"schema", kCheckSchema},
+                  {"exit_code", 2},
+                  {"verdict", {{"code", "check_failed"}, {"severity", "problem"}, {"summary", why}}}};
+    out.text = "daxprobe check failed: " + why + "\n";
+    return out;
 }
 
-nlohmann::json collectMetrics(const std::string &)
+CheckOutcome render(const Facts &facts, const CheckOptions &options)
 {
-    return nlohmann::json::object();
+    Report report = evaluate(facts);
+    CheckOutcome out;
+    out.exitCode = report.exitCode;
+    out.report = reportToJson(facts, report);
+    out.text = reportToText(facts, report, options.color);
+    return out;
+}
+
+CheckOutcome replay(const CheckOptions &options)
+{
+    auto root = Root::open(options.replayDir);
+    if (!root)
+        return failed(root.error().describe());
+    Facts facts;
+    auto live = root->readFile("live.json", 16 << 20);
+    if (!live)
+        return failed("replay: " + live.error().describe());
+    auto j = nlohmann::json::parse(*live, nullptr, false);
+    if (j.is_discarded())
+        return failed("replay: live.json is not valid JSON");
+    liveFactsFromJson(j, facts); // topology first: readRootFacts needs its block devices
+    readRootFacts(*root, facts);
+    return render(facts, options);
+}
+
+CheckOutcome live(const CheckOptions &options)
+{
+    auto root = Root::open(options.root);
+    if (!root)
+        return failed(root.error().describe());
+    CaptureWriter capture(options.captureDir);
+    if (!options.captureDir.empty())
+        root->setRecorder([&capture](const std::string &path, std::string_view content) {
+            capture.addFile(path, content);
+        });
+
+    GatherOptions g;
+    g.live = options.root == "/";
+    g.activeChecks = options.activeChecks;
+    g.paths = options.paths;
+    Facts facts = gatherFacts(*root, g);
+    CheckOutcome out = render(facts, options);
+
+    if (!options.captureDir.empty()) {
+        capture.writeJson("live.json", liveFactsToJson(facts));
+        if (!capture.error().empty()) {
+            out.report["capture_error"] = capture.error();
+            out.text += "capture: " + capture.error() + "\n";
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+CheckOutcome runCheck(const CheckOptions &options)
+{
+    // Nothing escapes: a check that throws would leave the init hook without
+    // an exit code it can act on.
+    try {
+        return options.replayDir.empty() ? live(options) : replay(options);
+    } catch (const std::exception &e) {
+        return failed(std::string("internal error: ") + e.what());
+    }
+}
+
+nlohmann::json collectMetrics(const std::string &rootDir)
+{
+    nlohmann::json out = {{"meminfo", nlohmann::json::object()},
+                          {"vmstat", nlohmann::json::object()},
+                          {"errors", nlohmann::json::array()}};
+    auto root = Root::open(rootDir);
+    if (!root) {
+        out["errors"].push_back(root.error().describe());
+        return out;
+    }
+    if (auto text = root->readFile("proc/meminfo"); text) {
+        if (auto m = parseMeminfo(*text))
+            for (const char *k : {"MemTotal", "MemAvailable", "Cached", "Buffers", "Shmem", "Mapped",
+                                  "Dirty", "Writeback", "AnonPages"})
+                if (auto it = m->find(k); it != m->end())
+                    out["meminfo"][k] = it->second;
+        else
+            out["errors"].push_back(m.error().describe());
+    } else {
+        out["errors"].push_back(text.error().describe());
+    }
+    if (auto text = root->readFile("proc/vmstat"); text) {
+        if (auto v = parseVmstat(*text))
+            for (const auto &k : vmstatFaultCounters())
+                if (auto it = v->find(k); it != v->end())
+                    out["vmstat"][k] = it->second;
+        else
+            out["errors"].push_back(v.error().describe());
+    } else {
+        out["errors"].push_back(text.error().describe());
+    }
+    return out;
 }
 
 } // namespace daxprobe

@@ -13,10 +13,12 @@ struct CheckOptions {
     bool activeChecks = true;            // MAP_SYNC test file on writable DAX mounts
     std::string captureDir;              // --capture: copy every file read + live facts here
     std::string replayDir;               // --replay: compute the report from a capture
+    bool color = false;                  // ANSI colours in the text report
 };
 
 struct CheckOutcome {
-    nlohmann::json report; // the documented "daxprobe.check" document
+    nlohmann::json report; // the documented "daxprobe.check/1" document
+    std::string text;      // the same report for people
     int exitCode = 2;      // 0 verified, 1 problem found, 2 check failed
 };
 

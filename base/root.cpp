@@ -57,7 +57,14 @@ Result<std::string> Root::readFile(std::string_view path, std::size_t maxBytes) 
             return failf(EFBIG, "read {}: larger than {} bytes", rel, maxBytes);
         out.append(buf, static_cast<std::size_t>(n));
     }
+    noteRead(rel, out);
     return out;
+}
+
+void Root::noteRead(std::string_view path, std::string_view content) const
+{
+    if (recorder_)
+        (*recorder_)(relative(path), content);
 }
 
 Result<std::string> Root::readAttr(std::string_view path) const

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,13 @@ public:
     // Target of a symlink, as the kernel wrote it.
     Result<std::string> readLink(std::string_view path) const;
 
+    // Capture support: every successful readFile()/readAttr() is also handed
+    // to the recorder, so a live run can be replayed later as a fixture tree.
+    using Recorder = std::function<void(const std::string &path, std::string_view content)>;
+    void setRecorder(Recorder recorder) { recorder_ = std::make_shared<Recorder>(std::move(recorder)); }
+    // For content not read through readFile (e.g. /dev/kmsg records).
+    void noteRead(std::string_view path, std::string_view content) const;
+
     const std::string &path() const { return dir_; }
     int fd() const { return fd_.get(); }
 
@@ -41,6 +50,7 @@ private:
 
     UniqueFD fd_;
     std::string dir_;
+    std::shared_ptr<Recorder> recorder_;
 };
 
 } // namespace daxprobe

@@ -1,0 +1,157 @@
+#include "report_json.h"
+
+#include "mountinfo.h"
+
+#ifndef DAXPROBE_VERSION
+#define DAXPROBE_VERSION "unknown"
+#endif
+
+namespace daxprobe {
+
+namespace {
+
+using json = nlohmann::json;
+
+json orNull(const std::string &s)
+{
+    return s.empty() ? json(nullptr) : json(s);
+}
+
+json verdictJson(const Verdict &v)
+{
+    json ev = json::array();
+    for (const auto &e : v.evidence)
+        ev.push_back({{"check", e.check}, {"result", e.result}});
+    return {{"code", v.code},        {"severity", severityName(v.severity)},
+            {"summary", v.summary},  {"evidence", ev},
+            {"remedy", orNull(v.remedy)}, {"warnings", v.warnings}};
+}
+
+json nfitJson(const NfitInfo &n)
+{
+    json j = {{"present", n.present}};
+    if (!n.present) {
+        j["error"] = orNull(n.readError);
+        return j;
+    }
+    json spa = json::array();
+    for (const auto &r : n.spaRanges)
+        spa.push_back({{"index", r.index}, {"type", r.type}, {"base", r.base}, {"length", r.length}});
+    j.update({{"valid", n.valid()},
+              {"signature", n.signature},
+              {"length", n.length},
+              {"revision", n.revision},
+              {"checksum_ok", n.checksumOk},
+              {"oem_id", n.oemId},
+              {"pmem_ranges", n.pmemRangeCount()},
+              {"spa_ranges", spa},
+              {"memdev_count", n.memdevCount},
+              {"problems", n.problems}});
+    if (n.platformCapabilities)
+        j["platform_capabilities"] = *n.platformCapabilities;
+    return j;
+}
+
+json statxJson(const StatxEvidence &s)
+{
+    if (!s.ran && s.error.empty())
+        return nullptr;
+    return {{"file", orNull(s.file)}, {"dax", s.error.empty() ? json(s.dax) : json(nullptr)},
+            {"error", orNull(s.error)}};
+}
+
+json mapSyncJson(const MapSyncEvidence &m)
+{
+    return {{"ran", m.ran}, {"ok", m.ran ? json(m.ok) : json(nullptr)},
+            {"is_pmem", m.ran ? json(m.isPmem) : json(nullptr)}, {"error", orNull(m.error)},
+            {"skipped", orNull(m.skipped)}};
+}
+
+json mountJson(const MountReport &mr)
+{
+    const MountEntry &m = *mr.mount;
+    const char *opt = daxOptionName(daxOption(m));
+    json j = {{"mount_point", m.mountPoint},
+              {"source", m.source},
+              {"fstype", m.fstype},
+              {"options", m.mountOptions + (m.superOptions.empty() ? "" : "," + m.superOptions)},
+              {"dax_option", opt ? json(opt) : json(nullptr)},
+              {"blockdev", mr.blockdev ? json(mr.blockdev->name) : json(nullptr)},
+              {"namespace", mr.ns ? json(mr.ns->dev) : json(nullptr)},
+              {"queue_dax", mr.blockdev && mr.blockdev->queueDax ? json(*mr.blockdev->queueDax)
+                                                                  : json(nullptr)},
+              {"statx_dax", mr.live ? statxJson(mr.live->statx) : json(nullptr)},
+              {"map_sync", mr.live ? mapSyncJson(mr.live->mapSync) : json(nullptr)},
+              {"kmsg", mr.kmsg},
+              {"verdict", verdictJson(mr.verdict)}};
+    return j;
+}
+
+json faultsJson(const FaultFacts &f)
+{
+    json vm = json::object();
+    for (const auto &name : vmstatFaultCounters())
+        if (auto it = f.vmstat.find(name); it != f.vmstat.end())
+            vm[name] = it->second;
+    return {{"vmstat", vm},
+            {"vmstat_error", orNull(f.vmstatError)},
+            {"perf", {{"usable", f.perf.usable}, {"reason", orNull(f.perf.reason)}}},
+            {"tracepoints",
+             {{"usable", f.tracepoints.usable},
+              {"reason", orNull(f.tracepoints.reason)},
+              {"tracefs", orNull(f.tracepoints.tracefs)},
+              {"events", f.tracepoints.events}}}};
+}
+
+} // namespace
+
+nlohmann::json reportToJson(const Facts &facts, const Report &report)
+{
+    json j;
+    j["schema"] = kCheckSchema;
+    j["daxprobe_version"] = DAXPROBE_VERSION;
+    j["kernel"] = orNull(facts.kernelRelease);
+    j["exit_code"] = report.exitCode;
+    j["verdict"] = verdictJson(report.overall);
+    j["warnings"] = report.warnings;
+    j["nfit"] = nfitJson(facts.nfit);
+    j["ndctl"] = {{"available", facts.topology.available}, {"error", orNull(facts.topology.error)}};
+    j["buses"] = facts.topology.buses;
+    j["regions"] = facts.topology.regions;
+
+    json nss = json::array();
+    for (const auto &nr : report.namespaces) {
+        json n = *nr.ns;
+        n["verdict"] = verdictJson(nr.verdict);
+        nss.push_back(std::move(n));
+    }
+    j["namespaces"] = nss;
+
+    json mounts = json::array();
+    for (const auto &mr : report.mounts)
+        mounts.push_back(mountJson(mr));
+    j["mounts"] = mounts;
+
+    json files = json::array();
+    for (const auto &f : facts.files)
+        files.push_back({{"path", f.path},
+                         {"size", f.residency.sizeBytes},
+                         {"statx_dax", f.statx.error.empty() ? json(f.statx.dax) : json(nullptr)},
+                         {"error", orNull(f.statx.error)},
+                         {"residency",
+                          {{"method", orNull(f.residency.method)},
+                           {"resident_bytes", f.residency.ok ? json(f.residency.residentBytes) : json(nullptr)},
+                           {"reason", orNull(f.residency.reason)}}}});
+    j["files"] = files;
+
+    json mem = json::object();
+    for (const auto &[k, v] : facts.meminfo)
+        mem[k] = v;
+    j["meminfo"] = mem;
+    j["meminfo_error"] = orNull(facts.meminfoError);
+    j["faults"] = faultsJson(facts.faults);
+    j["kmsg"] = {{"readable", facts.kmsg.readable}, {"error", orNull(facts.kmsg.error)}};
+    return j;
+}
+
+} // namespace daxprobe

@@ -1,0 +1,126 @@
+#include "report_text.h"
+
+#include <fmt/format.h>
+
+namespace daxprobe {
+
+namespace {
+
+std::string size(std::uint64_t bytes)
+{
+    if (bytes >= (1ULL << 30) && bytes % (1ULL << 20) == 0 && bytes >= (10ULL << 30))
+        return fmt::format("{:.1f} GiB", bytes / double(1ULL << 30));
+    if (bytes >= (1ULL << 20))
+        return fmt::format("{:.1f} MiB", bytes / double(1ULL << 20));
+    if (bytes >= 1024)
+        return fmt::format("{} KiB", bytes / 1024);
+    return fmt::format("{} B", bytes);
+}
+
+struct Style {
+    bool color;
+    std::string mark(Severity s) const
+    {
+        const char *word = s == Severity::Ok ? "OK  " : s == Severity::Warning ? "WARN" : "FAIL";
+        if (!color)
+            return word;
+        const char *c = s == Severity::Ok ? "\033[32m" : s == Severity::Warning ? "\033[33m" : "\033[31m";
+        return fmt::format("{}{}\033[0m", c, word);
+    }
+};
+
+void appendVerdict(std::string &out, const Verdict &v, const Style &st, const char *indent)
+{
+    out += fmt::format("{}{} {}: {}\n", indent, st.mark(v.severity), v.code, v.summary);
+    for (const auto &e : v.evidence)
+        out += fmt::format("{}       {:<10} {}\n", indent, e.check, e.result);
+    for (const auto &w : v.warnings)
+        out += fmt::format("{}       warning    {}\n", indent, w);
+    if (!v.remedy.empty())
+        out += fmt::format("{}       fix:       {}\n", indent, v.remedy);
+}
+
+} // namespace
+
+std::string reportToText(const Facts &facts, const Report &report, bool color)
+{
+    Style st{color};
+    std::string out;
+    out += fmt::format("daxprobe check{}\n\n", facts.kernelRelease.empty() ? "" : " (kernel " + facts.kernelRelease + ")");
+
+    if (facts.nfit.present)
+        out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n", facts.nfit.length,
+                           facts.nfit.checksumOk ? "ok" : "BAD", facts.nfit.pmemRangeCount(),
+                           facts.nfit.valid() ? "" : " (damaged)");
+    else
+        out += "NFIT       absent\n";
+    for (const auto &b : facts.topology.buses)
+        out += fmt::format("bus        {} ({})\n", b.dev, b.provider);
+    for (const auto &r : facts.topology.regions)
+        out += fmt::format("region     {:<12} {:<5} size {}, available {}, align {}, persistence {}{}\n",
+                           r.dev, r.type, size(r.size), size(r.availableSize), size(r.align),
+                           r.persistenceDomain,
+                           r.badblockCount ? fmt::format(", {} bad blocks", r.badblockCount) : "");
+    if (!facts.topology.error.empty())
+        out += fmt::format("ndctl      {}\n", facts.topology.error);
+
+    if (!report.namespaces.empty())
+        out += "\nNamespaces\n";
+    for (const auto &nr : report.namespaces) {
+        const NdNamespace &n = *nr.ns;
+        std::string dev = !n.blockdev.empty() ? "/dev/" + n.blockdev : !n.chardev.empty() ? "/dev/" + n.chardev : "-";
+        out += fmt::format("  {:<14} {:<7} {:<12} size {}{}{}\n", n.dev, n.mode, dev, size(n.size),
+                           n.align ? ", align " + size(n.align) : "", n.map.empty() ? "" : ", map " + n.map);
+        appendVerdict(out, nr.verdict, st, "    ");
+    }
+
+    if (!report.mounts.empty())
+        out += "\nMounts\n";
+    for (const auto &mr : report.mounts) {
+        out += fmt::format("  {:<14} {} on {}\n", mr.mount->mountPoint, mr.mount->fstype, mr.mount->source);
+        appendVerdict(out, mr.verdict, st, "    ");
+    }
+
+    if (!facts.files.empty())
+        out += "\nFiles\n";
+    for (const auto &f : facts.files) {
+        std::string dax = f.statx.error.empty() ? (f.statx.dax ? "DAX" : "not DAX") : f.statx.error;
+        std::string res = f.residency.ok
+                              ? (f.residency.method == "not_applicable"
+                                     ? "page cache: none (DAX)"
+                                     : fmt::format("page cache: {} of {} ({})", size(f.residency.residentBytes),
+                                                   size(f.residency.sizeBytes), f.residency.method))
+                              : "residency: " + f.residency.reason;
+        out += fmt::format("  {}  {}, {}\n", f.path, dax, res);
+    }
+
+    auto mem = [&](const char *k) {
+        auto it = facts.meminfo.find(k);
+        return it == facts.meminfo.end() ? std::string("?") : size(it->second);
+    };
+    out += fmt::format("\nPage cache Cached {}, Buffers {}, Shmem {}, Mapped {}, Dirty {}, MemAvailable {}\n",
+                       mem("Cached"), mem("Buffers"), mem("Shmem"), mem("Mapped"), mem("Dirty"),
+                       mem("MemAvailable"));
+    const auto &fl = facts.faults;
+    auto vm = [&](const char *k) {
+        auto it = fl.vmstat.find(k);
+        return it == fl.vmstat.end() ? std::string("?") : std::to_string(it->second);
+    };
+    out += fmt::format("Faults     pgfault {}, pgmajfault {}, thp_fault_fallback {}\n", vm("pgfault"),
+                       vm("pgmajfault"), vm("thp_fault_fallback"));
+    out += fmt::format("           perf counters: {}\n", fl.perf.usable ? "usable" : "unusable: " + fl.perf.reason);
+    out += fmt::format("           fs_dax tracepoints: {}\n",
+                       fl.tracepoints.usable ? fmt::format("{} events in {}", fl.tracepoints.events.size(), fl.tracepoints.tracefs)
+                                             : "unusable: " + fl.tracepoints.reason);
+    if (!facts.kmsg.readable)
+        out += fmt::format("           kernel log unreadable: {}\n", facts.kmsg.error);
+
+    for (const auto &w : report.warnings)
+        out += fmt::format("\nwarning: {}\n", w);
+    out += "\nVerdict\n";
+    appendVerdict(out, report.overall, st, "  ");
+    out += fmt::format("  exit code {}\n", report.exitCode);
+    return out;
+}
+
+} // namespace daxprobe

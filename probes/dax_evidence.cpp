@@ -1,0 +1,129 @@
+#include "dax_evidence.h"
+
+#include <cerrno>
+#include <deque>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <libpmem.h>
+
+#include "unique_fd.h"
+#include "result.h"
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+namespace daxprobe {
+
+namespace {
+
+constexpr std::size_t kTestFileSize = 2 << 20; // one PMD, so the mapping can be huge-page
+
+StatxEvidence statxAt(int dirfd, const char *path, int flags, const std::string &label)
+{
+    StatxEvidence ev;
+    ev.ran = true;
+    ev.file = label;
+    struct statx stx {};
+    if (::statx(dirfd, path, flags, STATX_BASIC_STATS, &stx) != 0) {
+        ev.error = Error{errno, "statx " + label}.describe();
+        return ev;
+    }
+    ev.daxKnown = (stx.stx_attributes_mask & kStatxAttrDax) != 0;
+    ev.dax = (stx.stx_attributes & kStatxAttrDax) != 0;
+    return ev;
+}
+
+} // namespace
+
+StatxEvidence statxDax(const std::string &path)
+{
+    return statxAt(AT_FDCWD, path.c_str(), AT_STATX_SYNC_AS_STAT, path);
+}
+
+std::string findRegularFile(const std::string &mountPoint, unsigned major, unsigned minor)
+{
+    // Breadth-first and bounded: a huge filesystem must not make the boot
+    // check slow; a file near the top is as good as any.
+    constexpr int kMaxEntries = 2000;
+    int seen = 0;
+    std::deque<std::string> dirs{mountPoint};
+    while (!dirs.empty() && seen < kMaxEntries) {
+        std::string dir = dirs.front();
+        dirs.pop_front();
+        DIR *d = ::opendir(dir.c_str());
+        if (!d)
+            continue;
+        while (dirent *e = ::readdir(d)) {
+            if (++seen > kMaxEntries)
+                break;
+            std::string name = e->d_name;
+            if (name == "." || name == "..")
+                continue;
+            std::string path = dir == "/" ? "/" + name : dir + "/" + name;
+            struct stat st {};
+            if (::lstat(path.c_str(), &st) != 0)
+                continue;
+            if (::major(st.st_dev) != major || ::minor(st.st_dev) != minor)
+                continue; // another mount below this one
+            if (S_ISREG(st.st_mode)) {
+                ::closedir(d);
+                return path;
+            }
+            if (S_ISDIR(st.st_mode))
+                dirs.push_back(path);
+        }
+        ::closedir(d);
+    }
+    return {};
+}
+
+MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
+{
+    MapSyncEvidence ev;
+    UniqueFD fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (!fd) {
+        ev.skipped = Error{errno, "cannot create a temporary file in " + dir}.describe();
+        return ev;
+    }
+    ev.ran = true;
+    if (int rc = ::posix_fallocate(fd.get(), 0, kTestFileSize); rc != 0) {
+        ev.error = Error{rc, "fallocate"}.describe();
+        return ev;
+    }
+    if (statxOut)
+        *statxOut = statxAt(fd.get(), "", AT_EMPTY_PATH, dir + "/(O_TMPFILE)");
+
+    void *addr = ::mmap(nullptr, kTestFileSize, PROT_READ | PROT_WRITE,
+                        MAP_SHARED_VALIDATE | MAP_SYNC, fd.get(), 0);
+    if (addr == MAP_FAILED) {
+        ev.error = Error{errno, "mmap MAP_SYNC"}.describe();
+    } else {
+        ev.ok = true;
+        ::munmap(addr, kTestFileSize);
+    }
+
+    // libpmem's own verdict on the same kind of file: is_pmem is true only
+    // when it got a MAP_SYNC (or device-dax) mapping.
+    std::size_t mapped = 0;
+    int isPmem = 0;
+    void *p = pmem_map_file(dir.c_str(), kTestFileSize, PMEM_FILE_CREATE | PMEM_FILE_TMPFILE,
+                            0600, &mapped, &isPmem);
+    if (p) {
+        ev.isPmem = isPmem && pmem_is_pmem(p, mapped);
+        pmem_unmap(p, mapped);
+    } else if (ev.error.empty() && !ev.ok) {
+        ev.error = pmem_errormsg();
+    }
+    return ev;
+}
+
+} // namespace daxprobe

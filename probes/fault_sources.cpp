@@ -1,0 +1,89 @@
+#include "fault_sources.h"
+
+#include <cerrno>
+#include <cstring>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "text_util.h"
+
+namespace daxprobe {
+
+PerfAvailability probePerf(const Root &root)
+{
+    PerfAvailability out;
+    if (auto p = root.readAttr("proc/sys/kernel/perf_event_paranoid"))
+        if (auto v = parseI64(*p))
+            out.paranoid = static_cast<int>(*v);
+
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof(attr));
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1; // allowed at paranoid level 2
+    long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        if (err == EACCES || err == EPERM)
+            out.reason = fmt::format("no permission (perf_event_paranoid={}); run as root or "
+                                     "sysctl kernel.perf_event_paranoid=1",
+                                     out.paranoid ? std::to_string(*out.paranoid) : "?");
+        else if (err == ENOENT || err == ENOSYS || err == EOPNOTSUPP)
+            out.reason = "kernel has no perf software events (CONFIG_PERF_EVENTS off?)";
+        else
+            out.reason = Error{err, "perf_event_open"}.describe();
+        return out;
+    }
+    UniqueFD owner(static_cast<int>(fd));
+    out.usable = true;
+    return out;
+}
+
+TracepointAvailability probeTracepoints(const Root &root)
+{
+    TracepointAvailability out;
+    std::string lastError;
+    for (const char *dir : {"sys/kernel/tracing", "sys/kernel/debug/tracing"}) {
+        auto text = root.readFile(std::string(dir) + "/available_events", 4 << 20);
+        if (!text) {
+            lastError = text.error().describe();
+            continue;
+        }
+        out.tracefs = std::string("/") + dir;
+        for (auto line : splitLines(*text))
+            if (line.substr(0, 7) == "fs_dax:")
+                out.events.emplace_back(line.substr(7));
+        if (out.events.empty()) {
+            out.reason = "kernel offers no fs_dax tracepoints (CONFIG_FS_DAX or FTRACE off)";
+            return out;
+        }
+        out.usable = true;
+        return out;
+    }
+    out.reason = lastError.find("Permission") != std::string::npos
+                     ? "tracefs not readable: run as root"
+                     : "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing";
+    return out;
+}
+
+FaultFacts readFaultFacts(const Root &root, bool live)
+{
+    FaultFacts out;
+    if (auto text = root.readFile("proc/vmstat")) {
+        if (auto v = parseVmstat(*text))
+            out.vmstat = std::move(*v);
+        else
+            out.vmstatError = v.error().describe();
+    } else {
+        out.vmstatError = text.error().describe();
+    }
+    if (live)
+        out.perf = probePerf(root);
+    out.tracepoints = probeTracepoints(root);
+    return out;
+}
+
+} // namespace daxprobe

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "facts.h"
+#include "root.h"
+
+namespace daxprobe {
+
+struct GatherOptions {
+    bool live = true;          // also observe what only a running system shows
+    bool activeChecks = true;  // MAP_SYNC test file on writable DAX candidates
+    std::vector<std::string> paths;
+};
+
+// The imperative shell: reads everything the verdicts need. Never fails;
+// what could not be read is recorded in the facts as evidence.
+Facts gatherFacts(const Root &root, const GatherOptions &options);
+
+} // namespace daxprobe

@@ -1,0 +1,90 @@
+#include "root_facts.h"
+
+#include <set>
+
+#include "blockdev.h"
+#include "text_util.h"
+
+namespace daxprobe {
+
+namespace {
+
+std::string deviceName(const std::string &source)
+{
+    if (source.rfind("/dev/", 0) != 0)
+        return {};
+    return source.substr(5);
+}
+
+bool isPmemName(const std::string &name)
+{
+    return name.rfind("pmem", 0) == 0;
+}
+
+void readBlockdevs(const Root &root, Facts &facts)
+{
+    std::set<std::string> names;
+    for (const auto &ns : facts.topology.namespaces)
+        if (!ns.blockdev.empty())
+            names.insert(ns.blockdev);
+    for (const auto &m : facts.mounts) {
+        std::string dev = deviceName(m.source);
+        if (!dev.empty() && dev.find('/') == std::string::npos)
+            names.insert(dev);
+    }
+    for (const auto &name : names) {
+        auto number = readBlockDevNumber(root, name);
+        if (!number)
+            continue;
+        BlockDevFacts b{name, number->first, number->second, readQueueDax(root, name)};
+        facts.blockdevs.push_back(std::move(b));
+    }
+}
+
+} // namespace
+
+bool isDaxCandidate(const Facts &facts, const MountEntry &mount)
+{
+    if (daxOption(mount) != DaxOption::None)
+        return true;
+    if (const BlockDevFacts *b = facts.blockdevByNumber(mount.major, mount.minor))
+        return isPmemName(b->name) || facts.topology.namespaceByBlockdev(b->name);
+    return isPmemName(deviceName(mount.source));
+}
+
+void readRootFacts(const Root &root, Facts &facts)
+{
+    if (auto r = root.readAttr("proc/sys/kernel/osrelease"))
+        facts.kernelRelease = *r;
+
+    if (auto bytes = root.readFile("sys/firmware/acpi/tables/NFIT", 1 << 20)) {
+        facts.nfit = parseNfit(*bytes);
+    } else {
+        facts.nfit.present = false;
+        facts.nfit.readError = bytes.error().describe();
+    }
+
+    if (auto text = root.readFile("proc/self/mountinfo", 16 << 20)) {
+        if (auto m = parseMountinfo(*text))
+            facts.mounts = std::move(*m);
+        else
+            facts.mountsError = m.error().describe();
+    } else {
+        facts.mountsError = text.error().describe();
+    }
+    readBlockdevs(root, facts);
+
+    if (auto text = root.readFile("proc/meminfo")) {
+        if (auto m = parseMeminfo(*text))
+            facts.meminfo = std::move(*m);
+        else
+            facts.meminfoError = m.error().describe();
+    } else {
+        facts.meminfoError = text.error().describe();
+    }
+
+    facts.kmsg = readKmsg(root);
+    facts.faults = readFaultFacts(root, false);
+}
+
+} // namespace daxprobe

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace daxprobe {
+
+// Small, allocation-light helpers for the line-oriented kernel formats.
+std::vector<std::string_view> splitLines(std::string_view text);
+std::vector<std::string_view> splitFields(std::string_view line, char sep = ' ');
+std::string_view trim(std::string_view s);
+std::optional<std::uint64_t> parseU64(std::string_view s);
+std::optional<std::int64_t> parseI64(std::string_view s);
+
+} // namespace daxprobe

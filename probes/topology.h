@@ -1,0 +1,63 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace daxprobe {
+
+// Plain facts about the nd bus, as `ndctl list -BRN` would name them. Filled
+// live by libndctl (ndctl_topology.cpp) or from a capture's live.json.
+struct NdBus {
+    std::string dev;      // ndbus0
+    std::string provider; // ACPI.NFIT
+};
+
+struct NdRegion {
+    std::string dev; // region0
+    std::string bus;
+    std::string type; // pmem, blk
+    std::uint64_t size = 0;
+    std::uint64_t align = 0;
+    std::uint64_t availableSize = 0;
+    std::string persistenceDomain; // memory_controller, cpu_cache, none, unknown
+    std::optional<int> numaNode;
+    std::uint64_t badblockCount = 0;
+};
+
+struct NdNamespace {
+    std::string dev; // namespace0.0
+    std::string region;
+    std::string mode; // fsdax, devdax, sector, raw, unknown
+    std::string map;  // mem, dev (fsdax/devdax only)
+    std::uint64_t size = 0; // usable size, as ndctl reports it
+    std::uint64_t align = 0;
+    std::string uuid;
+    std::string blockdev; // pmem0 (fsdax, sector, raw)
+    std::string chardev;  // dax0.0 (devdax)
+    std::uint64_t badblockCount = 0;
+};
+
+struct Topology {
+    bool available = false; // libndctl context could be created
+    std::string error;
+    std::vector<NdBus> buses;
+    std::vector<NdRegion> regions;
+    std::vector<NdNamespace> namespaces;
+
+    const NdNamespace *namespaceByBlockdev(const std::string &blockdev) const;
+};
+
+void to_json(nlohmann::json &j, const NdBus &b);
+void from_json(const nlohmann::json &j, NdBus &b);
+void to_json(nlohmann::json &j, const NdRegion &r);
+void from_json(const nlohmann::json &j, NdRegion &r);
+void to_json(nlohmann::json &j, const NdNamespace &n);
+void from_json(const nlohmann::json &j, NdNamespace &n);
+void to_json(nlohmann::json &j, const Topology &t);
+void from_json(const nlohmann::json &j, Topology &t);
+
+} // namespace daxprobe

@@ -1,0 +1,285 @@
+#include "verdict.h"
+
+#include <fmt/format.h>
+
+#include "root_facts.h"
+
+namespace daxprobe {
+
+const char *severityName(Severity s)
+{
+    switch (s) {
+    case Severity::Ok:
+        return "ok";
+    case Severity::Warning:
+        return "warning";
+    case Severity::Problem:
+        return "problem";
+    }
+    return "problem";
+}
+
+namespace {
+
+std::string createFsdax(const std::string &nsDev)
+{
+    return fmt::format("ndctl create-namespace -f -e {} -m fsdax", nsDev.empty() ? "namespaceX.Y" : nsDev);
+}
+
+std::string remountDax(const MountEntry &m)
+{
+    return fmt::format("umount {0} && mount -o dax=always {1} {0}", m.mountPoint, m.source);
+}
+
+bool cannotDax(const NdNamespace *ns)
+{
+    return ns && (ns->mode == "raw" || ns->mode == "sector");
+}
+
+std::string deviceReason(const NdNamespace &ns)
+{
+    if (ns.mode == "sector")
+        return fmt::format("{} is in sector (BTT) mode: the block translation layer hides the "
+                           "memory, so there is no DAX",
+                           ns.dev);
+    return fmt::format("{} is a raw namespace: no struct page for its memory, so the "
+                       "filesystem cannot map it directly",
+                       ns.dev);
+}
+
+// Kernel lines that say this device's DAX request was refused.
+bool kmsgSaysOff(const std::vector<std::string> &kmsg, std::string *line)
+{
+    for (const auto &l : kmsg)
+        if (l.find("Turning off DAX") != std::string::npos ||
+            l.find("DAX unsupported by block device") != std::string::npos) {
+            *line = l;
+            return true;
+        }
+    return false;
+}
+
+} // namespace
+
+Verdict judgeNamespace(const NdNamespace &ns)
+{
+    Verdict v;
+    v.evidence.push_back({"ndctl", fmt::format("mode {}{}", ns.mode, ns.map.empty() ? "" : ", map " + ns.map)});
+    if (ns.mode == "fsdax" || ns.mode == "devdax") {
+        v.code = code::DaxCapable;
+        v.summary = ns.mode == "fsdax"
+                        ? fmt::format("{} can do DAX: mount /dev/{} with -o dax", ns.dev, ns.blockdev)
+                        : fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
+        if (ns.align != 0 && ns.align < kPmdSize) {
+            v.severity = Severity::Warning;
+            v.warnings.push_back(fmt::format(
+                "align is {} KiB: the namespace is not configured for 2 MiB (PMD) mappings; "
+                "faults may be 4 KiB each ({} --align 2M)",
+                ns.align / 1024, createFsdax(ns.dev)));
+        }
+    } else {
+        v.code = code::DeviceCannotDax;
+        v.severity = Severity::Problem;
+        v.summary = deviceReason(ns);
+        v.remedy = createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
+    }
+    if (ns.badblockCount > 0) {
+        if (v.severity == Severity::Ok)
+            v.severity = Severity::Warning;
+        v.warnings.push_back(fmt::format("{} bad blocks: reads there fail with EIO (ndctl list "
+                                         "--media-errors -n {}; ndctl clear-errors)",
+                                         ns.badblockCount, ns.dev));
+    }
+    return v;
+}
+
+Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdNamespace *ns,
+                   const MountLiveFacts *live, const std::vector<std::string> &kmsg)
+{
+    Verdict v;
+    DaxOption opt = daxOption(m);
+    const char *optName = daxOptionName(opt);
+    v.evidence.push_back({"mountinfo", optName ? fmt::format("dax={}", optName) : "no dax option"});
+    if (blockdev && blockdev->queueDax)
+        v.evidence.push_back({"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->name,
+                                                      *blockdev->queueDax ? 1 : 0)});
+    if (ns)
+        v.evidence.push_back({"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?",
+                                                   ns->dev, ns->mode)});
+
+    bool statxRan = live && live->statx.ran && live->statx.error.empty();
+    bool statxDax = statxRan && live->statx.dax;
+    if (live) {
+        if (statxRan)
+            v.evidence.push_back({"statx", fmt::format("STATX_ATTR_DAX {} on {}",
+                                                       live->statx.dax ? "set" : "clear", live->statx.file)});
+        else if (!live->statx.error.empty())
+            v.evidence.push_back({"statx", "not checked: " + live->statx.error});
+        if (live->mapSync.ran)
+            v.evidence.push_back({"map_sync", live->mapSync.ok ? "MAP_SYNC mapping succeeded"
+                                                               : "MAP_SYNC refused: " + live->mapSync.error});
+        else if (!live->mapSync.skipped.empty())
+            v.evidence.push_back({"map_sync", "skipped: " + live->mapSync.skipped});
+    }
+    std::string offLine;
+    bool kmsgOff = kmsgSaysOff(kmsg, &offLine);
+    if (kmsgOff)
+        v.evidence.push_back({"kmsg", offLine});
+
+    bool deviceDax = blockdev && blockdev->queueDax.value_or(false);
+    bool optionOn = opt == DaxOption::Always;
+
+    // Direct proof beats every inference: a file with the DAX attribute.
+    if (statxDax || (!statxRan && optionOn && deviceDax && !kmsgOff)) {
+        v.code = code::DaxActive;
+        v.summary = statxDax ? fmt::format("DAX is in effect on {}", m.mountPoint)
+                             : fmt::format("DAX is on for {} (dax=always on a DAX-capable device; "
+                                           "no file could be examined to confirm)",
+                                           m.mountPoint);
+        if (!statxDax)
+            v.severity = Severity::Warning;
+        if (live && live->mapSync.ran && !live->mapSync.ok) {
+            v.severity = Severity::Warning;
+            v.warnings.push_back("MAP_SYNC was refused although files are DAX: " + live->mapSync.error);
+        }
+        if (ns && ns->align != 0 && ns->align < kPmdSize)
+            v.warnings.push_back(fmt::format("{} align is {} KiB: no 2 MiB (PMD) mappings", ns->dev,
+                                             ns->align / 1024));
+        return v;
+    }
+
+    // DAX was asked for (the option is still shown, or the kernel said it
+    // refused) but files are not DAX: the silent fallback.
+    bool requested = optionOn || opt == DaxOption::Inode || kmsgOff;
+    if (requested && opt != DaxOption::Inode) {
+        v.code = code::DaxSilentlyOff;
+        v.severity = Severity::Problem;
+        if (cannotDax(ns))
+            v.summary = fmt::format("{} was mounted with dax but DAX is off: {}", m.mountPoint,
+                                    deviceReason(*ns));
+        else if (!deviceDax)
+            v.summary = fmt::format("{} was mounted with dax but {} cannot do DAX", m.mountPoint,
+                                    blockdev ? "/dev/" + blockdev->name : m.source);
+        else
+            v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
+        v.remedy = cannotDax(ns) ? createFsdax(ns->dev) + " && mkfs and restore the data, then " +
+                                       remountDax(m)
+                                 : remountDax(m);
+        return v;
+    }
+    if (opt == DaxOption::Inode) {
+        v.code = code::DaxNotRequested;
+        v.severity = Severity::Warning;
+        v.summary = fmt::format("{} is dax=inode: only files with the DAX flag (xfs_io -c 'chattr +x') "
+                                "use DAX, and the file examined has none",
+                                m.mountPoint);
+        v.remedy = remountDax(m);
+        return v;
+    }
+    if (cannotDax(ns)) {
+        v.code = code::DeviceCannotDax;
+        v.severity = Severity::Problem;
+        v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*ns));
+        v.remedy = createFsdax(ns->dev) + " && mkfs and restore the data, then " + remountDax(m);
+        return v;
+    }
+    v.code = code::DaxNotRequested;
+    v.severity = Severity::Problem;
+    v.summary = fmt::format("{} is on persistent memory but mounted without dax: every read goes "
+                            "through the page cache",
+                            m.mountPoint);
+    v.remedy = remountDax(m);
+    return v;
+}
+
+Report evaluate(const Facts &facts)
+{
+    Report report;
+    for (const auto &ns : facts.topology.namespaces)
+        report.namespaces.push_back({&ns, judgeNamespace(ns)});
+
+    for (const auto &m : facts.mounts) {
+        if (!isDaxCandidate(facts, m))
+            continue;
+        MountReport mr;
+        mr.mount = &m;
+        mr.blockdev = facts.blockdevByNumber(m.major, m.minor);
+        mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->name) : nullptr;
+        if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
+            mr.live = &it->second;
+        std::string dev = mr.blockdev ? mr.blockdev->name : std::string();
+        for (const auto &r : facts.kmsg.records)
+            if (!dev.empty() && r.device == dev)
+                mr.kmsg.push_back(r.message);
+        mr.verdict = judgeMount(m, mr.blockdev, mr.ns, mr.live, mr.kmsg);
+        report.mounts.push_back(std::move(mr));
+    }
+
+    if (facts.nfit.present && !facts.nfit.valid())
+        for (const auto &p : facts.nfit.problems)
+            report.warnings.push_back("NFIT: " + p);
+    for (const auto &r : facts.topology.regions)
+        if (r.badblockCount > 0)
+            report.warnings.push_back(fmt::format("{}: {} bad blocks", r.dev, r.badblockCount));
+
+    Verdict &o = report.overall;
+    if (!facts.mountsError.empty()) {
+        o.code = code::CheckFailed;
+        o.severity = Severity::Problem;
+        o.summary = "could not read the mount table: " + facts.mountsError;
+        report.exitCode = 2;
+        return report;
+    }
+    bool anyPmemRegion = false;
+    for (const auto &r : facts.topology.regions)
+        anyPmemRegion |= r.type == "pmem";
+    if (!facts.nfit.present && !anyPmemRegion) {
+        o.code = code::NoNfit;
+        o.severity = Severity::Problem;
+        o.summary = "no ACPI NFIT and no pmem region: this machine has no persistent memory";
+        o.evidence.push_back({"nfit", facts.nfit.readError.empty() ? "absent" : facts.nfit.readError});
+        if (!facts.topology.error.empty())
+            o.evidence.push_back({"ndctl", facts.topology.error});
+        o.remedy = "give the VM an NVDIMM: qemu -machine nvdimm=on -m ...,slots=N,maxmem=... "
+                   "-object memory-backend-file,id=mem1,share=on,mem-path=FILE,size=S "
+                   "-device nvdimm,memdev=mem1 (and load the nfit module in the guest)";
+        report.exitCode = 1;
+        return report;
+    }
+    if (facts.topology.namespaces.empty()) {
+        o.code = code::NoPmemNamespace;
+        o.severity = Severity::Problem;
+        o.summary = anyPmemRegion ? "pmem regions exist but no namespace is active"
+                                  : "an NFIT is present but the kernel shows no pmem region";
+        o.evidence.push_back({"nfit", fmt::format("{} pmem SPA range(s)", facts.nfit.pmemRangeCount())});
+        if (!facts.topology.error.empty())
+            o.evidence.push_back({"ndctl", facts.topology.error});
+        o.remedy = anyPmemRegion ? "ndctl create-namespace -m fsdax -r region0"
+                                 : "modprobe nfit nd_pmem   # then: ndctl list -R";
+        report.exitCode = 1;
+        return report;
+    }
+
+    int problems = 0, dax = 0;
+    for (const auto &n : report.namespaces)
+        problems += n.verdict.severity == Severity::Problem;
+    for (const auto &m : report.mounts) {
+        problems += m.verdict.severity == Severity::Problem;
+        dax += m.verdict.code == code::DaxActive;
+    }
+    if (problems > 0) {
+        o.code = code::ProblemsFound;
+        o.severity = Severity::Problem;
+        o.summary = fmt::format("{} problem(s) found", problems);
+        report.exitCode = 1;
+    } else {
+        o.code = code::DaxVerified;
+        o.summary = report.mounts.empty()
+                        ? "persistent memory is DAX-capable; nothing is mounted on it"
+                        : fmt::format("DAX verified on {} mount(s)", dax);
+        report.exitCode = 0;
+    }
+    return report;
+}
+
+} // namespace daxprobe
