@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "check_runner.h"
+
+using namespace daxprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> scenarios()
+{
+    std::vector<fs::path> out;
+    for (const auto &e : fs::directory_iterator(FIXTURES_DIR))
+        if (e.is_directory() && fs::exists(e.path() / "live.json"))
+            out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+nlohmann::json readJson(const fs::path &p)
+{
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return nlohmann::json::parse(ss.str(), nullptr, false);
+}
+
+// The version changes with every release; nothing else in a replay may.
+nlohmann::json stable(nlohmann::json j)
+{
+    j.erase("daxprobe_version");
+    return j;
+}
+
+} // namespace
+
+TEST_CASE("every captured guest scenario replays to its golden report", "[fixtures][golden]")
+{
+    auto dirs = scenarios();
+    REQUIRE_FALSE(dirs.empty()); // fixtures are part of the tree: none means a broken checkout
+    bool update = std::getenv("DAXPROBE_UPDATE_GOLDEN") != nullptr;
+    for (const auto &dir : dirs) {
+        CheckOptions options;
+        options.replayDir = dir.string();
+        CheckOutcome out = runCheck(options);
+        nlohmann::json got = stable(out.report);
+        fs::path golden = dir / "expected.json";
+        if (update) {
+            std::ofstream(golden) << out.report.dump(2) << "\n";
+            continue;
+        }
+        INFO("scenario " << dir.filename().string() << " (DAXPROBE_UPDATE_GOLDEN=1 rewrites goldens)");
+        REQUIRE(fs::exists(golden));
+        nlohmann::json want = stable(readJson(golden));
+        INFO("diff: " << nlohmann::json::diff(want, got).dump());
+        CHECK(got == want);
+        CHECK(out.exitCode == want.value("exit_code", -1));
+    }
+}

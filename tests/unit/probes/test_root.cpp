@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "blockdev.h"
+#include "root.h"
+
+using namespace daxprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempTree {
+    fs::path dir;
+    TempTree()
+    {
+        char tmpl[] = "/tmp/daxprobe-root-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+    }
+    ~TempTree() { fs::remove_all(dir); }
+    void write(const std::string &rel, const std::string &content)
+    {
+        fs::create_directories((dir / rel).parent_path());
+        std::ofstream(dir / rel, std::ios::binary) << content;
+    }
+};
+
+} // namespace
+
+TEST_CASE("Root reads relative to its directory", "[root]")
+{
+    TempTree t;
+    t.write("sys/class/block/pmem0/queue/dax", "1\n");
+    t.write("sys/class/block/pmem0/dev", "259:0\n");
+    t.write("sys/class/block/vda/queue/dax", "0\n");
+    t.write("sys/class/block/odd/queue/dax", "yes\n");
+    t.write("sys/class/block/odd/dev", "259\n");
+    auto root = Root::open(t.dir.string());
+    REQUIRE(root);
+
+    CHECK(*root->readAttr("/sys/class/block/pmem0/queue/dax") == "1");
+    CHECK(*root->readFile("sys/class/block/pmem0/queue/dax") == "1\n");
+    CHECK(readQueueDax(*root, "pmem0") == std::optional<bool>(true));
+    CHECK(readQueueDax(*root, "vda") == std::optional<bool>(false));
+    CHECK_FALSE(readQueueDax(*root, "odd").has_value());
+    CHECK_FALSE(readQueueDax(*root, "missing").has_value());
+    auto number = readBlockDevNumber(*root, "pmem0");
+    REQUIRE(number);
+    CHECK(number->first == 259);
+    CHECK(number->second == 0);
+    CHECK_FALSE(readBlockDevNumber(*root, "odd"));
+    CHECK(root->exists("sys/class/block"));
+    CHECK_FALSE(root->exists("proc"));
+}
+
+TEST_CASE("Root errors name the file and the errno", "[root]")
+{
+    TempTree t;
+    t.write("big", std::string(5000, 'x'));
+    t.write("num", "42\n");
+    t.write("notnum", "42abc\n");
+    auto root = Root::open(t.dir.string());
+    REQUIRE(root);
+    auto missing = root->readFile("proc/meminfo");
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().code == ENOENT);
+    CHECK_THAT(missing.error().describe(), Catch::Contains("proc/meminfo"));
+    auto tooBig = root->readFile("big", 4096);
+    REQUIRE_FALSE(tooBig);
+    CHECK(tooBig.error().code == EFBIG);
+    CHECK(*root->readUnsigned("num") == 42);
+    CHECK_FALSE(root->readUnsigned("notnum"));
+    CHECK_FALSE(Root::open((t.dir / "nope").string()));
+}
+
+TEST_CASE("Root hands every successful read to its recorder", "[root]")
+{
+    TempTree t;
+    t.write("proc/meminfo", "Cached: 1 kB\n");
+    auto root = Root::open(t.dir.string());
+    REQUIRE(root);
+    std::map<std::string, std::string> seen;
+    root->setRecorder([&](const std::string &p, std::string_view c) { seen[p] = std::string(c); });
+    CHECK(root->readFile("/proc/meminfo"));
+    CHECK_FALSE(root->readFile("proc/vmstat"));
+    REQUIRE(seen.size() == 1);
+    CHECK(seen["proc/meminfo"] == "Cached: 1 kB\n");
+}
