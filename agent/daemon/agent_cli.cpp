@@ -1,0 +1,61 @@
+#include "agent_cli.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "check_runner.h"
+#include "daemon_port.h"
+
+#ifndef DAXPROBE_VERSION
+#define DAXPROBE_VERSION "unknown"
+#endif
+
+namespace daxprobe {
+
+CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &o)
+{
+    auto *cmd = app.add_subcommand(
+        "agent", "Report to the host over virtio-serial (or a unix socket) until stopped");
+    cmd->add_option("--port", o.portName, "virtio-serial port name")->capture_default_str();
+    cmd->add_option("--device", o.portPath, "Port device path (skips the lookup by name)");
+    cmd->add_option("--listen", o.listenPath, "Serve this unix socket instead of a virtio port");
+    cmd->add_option("--interval", o.intervalSeconds, "Seconds between periodic reports")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 86400u));
+    cmd->add_option("--recheck", o.recheckSeconds,
+                    "Seconds between checks that report only a changed verdict (0: off)")
+        ->capture_default_str();
+    cmd->add_option("--max-pending", o.maxPending, "Unacknowledged reports kept for resending")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{10000}));
+    cmd->add_option("--root", o.root, "Look up /dev, /sys, /etc under this directory")
+        ->capture_default_str();
+    cmd->get_option("--listen")->excludes(cmd->get_option("--device"));
+    return cmd;
+}
+
+int runAgent(const DaemonOptions &options)
+{
+    // Logs go to stderr (the journal under systemd), never to the port.
+    spdlog::set_default_logger(spdlog::stderr_color_mt("daxprobe-agent"));
+    auto root = Root::open(options.root);
+    if (!root) {
+        spdlog::error("{}", root.error().describe());
+        return 2;
+    }
+    AgentHooks hooks;
+    hooks.check = [root = options.root] {
+        CheckOptions co;
+        co.root = root;
+        return runCheck(co).report;
+    };
+    hooks.metrics = [root = options.root] { return collectMetrics(root); };
+    auto daemon = AgentDaemon::create(options, readIdentity(*root, DAXPROBE_VERSION), std::move(hooks));
+    if (!daemon) {
+        spdlog::error("{}", daemon.error().describe());
+        return 2;
+    }
+    return (*daemon)->run();
+}
+
+} // namespace daxprobe

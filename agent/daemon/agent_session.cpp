@@ -1,0 +1,285 @@
+#include "agent_session.h"
+
+#include <exception>
+
+namespace daxprobe {
+
+using nlohmann::json;
+using protocol::Message;
+namespace ec = protocol::error_class;
+
+namespace {
+
+// A command's outcome: a value, or an error class and description.
+struct Reply {
+    json value;
+    std::string_view errorClass;
+    std::string desc;
+};
+
+Reply ok(json v) { return {std::move(v), {}, {}}; }
+Reply err(std::string_view cls, std::string desc) { return {nullptr, cls, std::move(desc)}; }
+
+} // namespace
+
+AgentSession::AgentSession(protocol::AgentIdentity identity, AgentHooks hooks,
+                           SessionOptions options)
+    : identity_(std::move(identity)), hooks_(std::move(hooks)), options_(options),
+      decoder_(options.commandLimits.maxMessageBytes), queue_(options.maxPending)
+{
+}
+
+std::string AgentSession::fingerprint(const json &report)
+{
+    std::string fp;
+    auto code = [](const json &o) -> std::string {
+        if (!o.is_object())
+            return "?";
+        auto v = o.find("verdict");
+        if (v == o.end() || !v->is_object())
+            return "?";
+        auto c = v->find("code");
+        return c != v->end() && c->is_string() ? c->get<std::string>() : "?";
+    };
+    fp = code(report);
+    for (const char *list : {"namespaces", "mounts"}) {
+        auto it = report.find(list);
+        if (it == report.end() || !it->is_array())
+            continue;
+        for (const auto &e : *it) {
+            std::string key = e.is_object() ? e.value("dev", e.value("mount_point", "")) : "";
+            fp += fmt::format("|{}={}", key, code(e));
+        }
+    }
+    return fp;
+}
+
+bool AgentSession::send(std::string line, bool sentinelFirst)
+{
+    if (!connected_)
+        return false;
+    if (out_.size() + line.size() > options_.maxOutputBytes) {
+        ++outputDropped_;
+        return false;
+    }
+    if (sentinelFirst)
+        out_.push_back(protocol::kSentinel);
+    out_ += line;
+    return true;
+}
+
+void AgentSession::onConnect()
+{
+    connected_ = true;
+    decoder_.reset();
+    out_.clear();
+    send(protocol::encode(protocol::makeGreeting(identity_, options_.reportLimits)), true);
+    resendPending();
+}
+
+void AgentSession::onDisconnect()
+{
+    connected_ = false;
+    decoder_.reset();
+    out_.clear();
+}
+
+void AgentSession::resendPending()
+{
+    for (const auto &e : queue_.entries())
+        if (!send(e.line))
+            break;
+}
+
+void AgentSession::pushReport(json report, std::string_view reason)
+{
+    lastFingerprint_ = fingerprint(report);
+    protocol::ReportEnvelope env;
+    env.stream = identity_.stream;
+    env.seq = ++seq_;
+    env.reason = std::string(reason);
+    env.droppedReports = queue_.dropped();
+    env.report = std::move(report);
+    env.metrics = hooks_.metrics ? hooks_.metrics() : json();
+    std::string line = protocol::encode(protocol::makeReportEvent(env));
+    if (line.size() > options_.reportLimits.maxMessageBytes) {
+        // The host would refuse it; send the verdict alone so it still learns it.
+        env.report = {{"schema", "daxprobe.check/1"},
+                      {"verdict",
+                       {{"code", env.report.value("verdict", json::object()).value("code", "check_failed")},
+                        {"summary", "full report exceeded the protocol size limit"}}},
+                      {"truncated", true}};
+        env.metrics = nullptr;
+        line = protocol::encode(protocol::makeReportEvent(env));
+    }
+    queue_.push(env.seq, line);
+    send(std::move(line));
+}
+
+void AgentSession::produceReport(std::string_view reason)
+{
+    json report;
+    try {
+        report = hooks_.check ? hooks_.check() : json::object();
+    } catch (const std::exception &e) {
+        report = {{"schema", "daxprobe.check/1"},
+                  {"verdict", {{"code", "check_failed"}, {"summary", e.what()}}}};
+    }
+    pushReport(std::move(report), reason);
+}
+
+bool AgentSession::recheck()
+{
+    json report;
+    try {
+        report = hooks_.check ? hooks_.check() : json::object();
+    } catch (const std::exception &) {
+        return false; // the next interval report will carry the failure
+    }
+    if (fingerprint(report) == lastFingerprint_)
+        return false;
+    pushReport(std::move(report), "change");
+    return true;
+}
+
+void AgentSession::onBytes(std::string_view data)
+{
+    for (auto &f : decoder_.feed(data)) {
+        switch (f.kind) {
+        case protocol::LineDecoder::Frame::Kind::Line:
+            handleLine(f.text);
+            break;
+        case protocol::LineDecoder::Frame::Kind::Oversize:
+            ++badMessages_;
+            send(protocol::encode(protocol::makeError(
+                ec::kMessageTooLarge,
+                fmt::format("line longer than {} bytes", decoder_.maxLine()), nullptr)));
+            break;
+        case protocol::LineDecoder::Frame::Kind::Resync:
+            break; // the host flushed its side; nothing to answer
+        }
+    }
+}
+
+void AgentSession::handleLine(const std::string &line)
+{
+    auto obj = protocol::parseObject(line, options_.commandLimits);
+    if (!obj) {
+        ++badMessages_;
+        send(protocol::encode(protocol::makeError(protocol::errorClassFor(obj.error()),
+                                                  obj.error().message, nullptr)));
+        return;
+    }
+    json id = obj->contains("id") ? (*obj)["id"] : json();
+    if (!id.is_primitive())
+        id = nullptr;
+    auto m = protocol::classify(*obj);
+    if (!m) {
+        ++badMessages_;
+        send(protocol::encode(
+            protocol::makeError(protocol::errorClassFor(m.error()), m.error().message, id)));
+        return;
+    }
+    if (m->kind != Message::Kind::Command) {
+        // Hosts only send commands; answering a stray return would start a ping-pong.
+        if (m->kind == Message::Kind::Event)
+            send(protocol::encode(
+                protocol::makeError(ec::kInvalidMessage, "the agent accepts commands only", id)));
+        return;
+    }
+    bool sentinelFirst = false;
+    json reply = dispatch(*m, sentinelFirst);
+    send(protocol::encode(reply), sentinelFirst);
+    if (m->name == "sync")
+        resendPending(); // after the return, so a syncing host sees it first
+}
+
+json AgentSession::cmdInfo()
+{
+    json commands = json::array();
+    for (const auto &c : protocol::commandSpecs())
+        commands.push_back({{"name", c.name}, {"help", c.help}});
+    return {{"protocol", protocol::kProtocolVersion},
+            {"agent",
+             {{"name", "daxprobe"},
+              {"version", identity_.version},
+              {"machine_id", identity_.machineId},
+              {"hostname", identity_.hostname},
+              {"stream", identity_.stream}}},
+            {"commands", commands},
+            {"reports",
+             {{"last_seq", seq_},
+              {"pending", queue_.size()},
+              {"pending_limit", queue_.capacity()},
+              {"dropped", queue_.dropped()},
+              {"output_dropped", outputDropped_}}},
+            {"bad_messages", badMessages_},
+            {"commands_handled", commandsHandled_}};
+}
+
+json AgentSession::dispatch(const Message &m, bool &sentinelFirst)
+{
+    // The whole command set, read-only by construction (design.md: an
+    // explicit table, ndctl's commands[]). Must match protocol::commandSpecs().
+    using Handler = Reply (*)(AgentSession &, const json &);
+    struct Entry {
+        std::string_view name;
+        Handler fn;
+    };
+    static const Entry kTable[] = {
+        {"ping", [](AgentSession &, const json &) { return ok(json::object()); }},
+        {"info", [](AgentSession &s, const json &) { return ok(s.cmdInfo()); }},
+        {"sync",
+         [](AgentSession &, const json &a) {
+             auto it = a.find("id");
+             if (it == a.end() || !it->is_number_integer())
+                 return err(ec::kInvalidParameter, "sync needs an integer \"id\"");
+             return ok(*it);
+         }},
+        {"check",
+         [](AgentSession &s, const json &) {
+             return s.hooks_.check ? ok(s.hooks_.check()) : err(ec::kCommandFailed, "no check");
+         }},
+        {"metrics",
+         [](AgentSession &s, const json &) {
+             return s.hooks_.metrics ? ok(s.hooks_.metrics()) : ok(json::object());
+         }},
+        {"ack",
+         [](AgentSession &s, const json &a) {
+             auto ack = protocol::parseAckArguments(a);
+             if (!ack)
+                 return err(ec::kInvalidParameter, ack.error().message);
+             // An ack for an older stream (before a restart) has nothing to drop.
+             std::size_t n = ack->stream == s.identity_.stream ? s.queue_.ack(ack->seq) : 0;
+             return ok({{"acked", n}, {"pending", s.queue_.size()}});
+         }},
+        {"report",
+         [](AgentSession &s, const json &) {
+             s.produceReport("request");
+             return ok({{"seq", s.seq_}});
+         }},
+    };
+
+    for (const auto &e : kTable) {
+        if (e.name != m.name)
+            continue;
+        ++commandsHandled_;
+        Reply r;
+        try {
+            r = e.fn(*this, m.payload);
+        } catch (const std::exception &ex) {
+            r = err(ec::kCommandFailed, ex.what());
+        }
+        if (!r.errorClass.empty())
+            return protocol::makeError(r.errorClass, r.desc, m.id);
+        sentinelFirst = m.name == "sync";
+        return protocol::makeReturn(std::move(r.value), m.id);
+    }
+    ++badMessages_;
+    return protocol::makeError(ec::kCommandNotFound,
+                               fmt::format("unknown command '{}'",
+                                           protocol::sanitizeIdentifier(m.name, 64)),
+                               m.id);
+}
+
+} // namespace daxprobe

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "agent_session.h"
+#include "result.h"
+#include "unique_fd.h"
+
+namespace daxprobe {
+
+struct DaemonOptions {
+    std::string portName = "org.daxprobe.agent.0"; // virtio-serial port name
+    std::string portPath;   // explicit device path, skips the lookup by name
+    std::string listenPath; // serve a unix socket instead (tests, no virtio-serial)
+    std::string root = "/"; // where /dev, /sys, /etc are looked up
+    unsigned intervalSeconds = 300;
+    unsigned recheckSeconds = 60; // re-run the check; report at once if a verdict changed
+    std::size_t maxPending = 64;
+    bool handleSignals = true; // SIGTERM/SIGINT/SIGIO via signalfd (off in in-process tests)
+    bool watchMounts = true;   // re-check when /proc/self/mountinfo changes
+};
+
+// The agent's event loop: one poll() over a signalfd, the mount table and the
+// transport, with a timeout computed from the next deadline. It never spins
+// while the host is away: a virtio port in POLLHUP is left out of the poll set
+// and we wait for SIGIO (O_ASYNC: the port signals host open/close and data)
+// or for the next timer.
+class AgentDaemon {
+public:
+    static Result<std::unique_ptr<AgentDaemon>> create(const DaemonOptions &options,
+                                                       protocol::AgentIdentity identity,
+                                                       AgentHooks hooks);
+    ~AgentDaemon();
+    AgentDaemon(const AgentDaemon &) = delete;
+    AgentDaemon &operator=(const AgentDaemon &) = delete;
+
+    // One wait + handling. maxWaitMs caps the wait (-1: until the next deadline).
+    Result<void> runOnce(int maxWaitMs = -1);
+    // Until SIGTERM/SIGINT or stop(). Returns the process exit code.
+    int run();
+    void stop() { stopping_ = true; }
+    bool stopping() const { return stopping_; }
+
+    AgentSession &session() { return session_; }
+    const std::string &transportPath() const { return path_; }
+
+private:
+    AgentDaemon(const DaemonOptions &options, protocol::AgentIdentity identity, AgentHooks hooks);
+    Result<void> openTransport();
+    void probePort();
+    void setConnected(bool connected);
+    void readFrom(int fd);
+    void flush();
+    void closeClient();
+    void acceptClient();
+    void handleSignals();
+    void runTimers();
+
+    DaemonOptions options_;
+    AgentSession session_;
+    std::string path_;
+    UniqueFD signalFd_;
+    UniqueFD mountsFd_;
+    UniqueFD portFd_;   // virtio port: open for the daemon's whole life
+    UniqueFD listenFd_; // --listen mode
+    UniqueFD clientFd_; // --listen mode: at most one host at a time
+    bool stopping_ = false;
+    std::int64_t nextReportMs_ = 0;
+    std::int64_t nextRecheckMs_ = 0;
+};
+
+// Monotonic clock in milliseconds: deadlines survive wall-clock jumps.
+std::int64_t monotonicMs();
+
+} // namespace daxprobe
