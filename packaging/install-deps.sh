@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs everything daxprobe needs to build, test and run its guest test
+# bed on Debian 12, from Debian's own archive. Idempotent; needs root.
+set -eu
+
+if [ "$(id -u)" != 0 ]; then
+    exec sudo "$0" "$@"
+fi
+
+packages="
+    build-essential meson ninja-build pkg-config python3
+    libfmt-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libexpected-dev catch2
+    libndctl-dev libdaxctl-dev libpmem-dev uuid-dev
+    libsqlite3-dev libcpp-httplib-dev libsystemd-dev
+    clang libclang-rt-14-dev
+    qemu-system-x86 busybox-static ndctl daxctl e2fsprogs xfsprogs kmod cpio xz-utils zstd socat sqlite3
+"
+
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing
