@@ -179,6 +179,15 @@ def add_modules(img, info):
             img.add_file(f"/lib/modules/{kver}/{extra}", p, 0o644)
 
 
+def stripped(binary, dest):
+    """A copy without debug info (halves the image); the original if no strip."""
+    strip = shutil.which("strip")
+    if not strip:
+        return binary
+    subprocess.run([strip, "--strip-debug", "-o", dest, binary], check=True)
+    return dest
+
+
 def add_busybox(img):
     bb = shutil.which("busybox") or "/bin/busybox"
     img.add_file("/bin/busybox", bb, 0o755)
@@ -213,7 +222,10 @@ def main():
     add_busybox(img)
     for dest, src in BINARIES.items():
         add_dynamic(img, dest, src)
-    add_dynamic(img, "/usr/bin/daxprobe", args.daxprobe)
+    copy = stripped(args.daxprobe, args.out + ".daxprobe")
+    add_dynamic(img, "/usr/bin/daxprobe", copy)
+    img.deps.discard(os.path.realpath(copy))
+    img.deps.add(os.path.realpath(args.daxprobe))
     for c in CONFIG_FILES:
         if os.path.exists(c):
             img.add_file(c, c, 0o644)

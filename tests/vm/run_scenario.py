@@ -105,9 +105,14 @@ def main():
         try:
             with guest:
                 log(f"[{args.scenario}] booting {info['version']} under TCG in {guest.dir}")
+                host_files = {}
                 try:
-                    guest.wait(args.timeout)
+                    if scenario.host:
+                        for k, v in (scenario.host(guest, log) or {}).items():
+                            host_files[f"host/{k}"] = v if isinstance(v, bytes) else str(v).encode()
+                    guest.wait(scenario.timeout or args.timeout)
                     files = guest.results()
+                    files.update(host_files)
                 except GuestError as e:
                     error = e
                 # Keep what we have for post-mortem, whatever happened.

@@ -286,11 +286,19 @@ def check_no_nvdimm(c, res):
 
 
 class Scenario:
-    def __init__(self, name, check, nvdimm=True, label_size=None):
+    """name: also the guest snippet's name; check(Checker, Results): the host's
+    assertions; nvdimm/label_size: the emulated DIMM; host(guest, log): an
+    optional host-side actor run while the guest is up (e.g. a collector on
+    guest.agent_sock), returning a dict merged into the results as
+    "host/<key>" entries so check() can assert on it; timeout: seconds."""
+
+    def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None):
         self.name = name
         self.check = check
         self.nvdimm = nvdimm
         self.label_size = label_size
+        self.host = host
+        self.timeout = timeout
 
 
 SCENARIOS = {s.name: s for s in [

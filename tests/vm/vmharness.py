@@ -153,6 +153,28 @@ class Guest:
             shutil.rmtree(self.dir, ignore_errors=True)
         return False
 
+    def connect_agent(self, timeout=30.0):
+        """A connected socket on org.daxprobe.agent.0 (for host actors).
+
+        QEMU creates the listening socket during its start-up, shortly after
+        Popen returns: retry ENOENT/ECONNREFUSED until then, bounded; fail at
+        once if QEMU died."""
+        import socket
+        deadline = time.monotonic() + timeout
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            try:
+                s.connect(self.agent_sock)
+                return s
+            except (FileNotFoundError, ConnectionRefusedError):
+                s.close()
+                if self.proc.poll() is not None:
+                    raise GuestError(f"QEMU exited (rc={self.proc.returncode}) before "
+                                     f"{AGENT_PORT} was connectable")
+                if time.monotonic() > deadline:
+                    raise GuestError(f"{self.agent_sock} not connectable within {timeout} s")
+                self.done.wait(0.02)
+
     def console_text(self):
         with self.console_lock:
             return self.console.decode(errors="replace")
