@@ -31,6 +31,15 @@ std::string remountDax(const MountEntry &m)
     return fmt::format("umount {0} && mount -o dax=always {1} {0}", m.mountPoint, m.source);
 }
 
+// The whole sequence for a filesystem on a namespace that cannot do DAX:
+// reconfiguring the namespace destroys its contents.
+std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns)
+{
+    return fmt::format("umount {0}; {1}; mkfs.{2} {3}; mount -o dax=always {3} {0}   "
+                       "# destroys the data on {4}: back it up first",
+                       m.mountPoint, createFsdax(ns.dev), m.fstype, m.source, ns.dev);
+}
+
 bool cannotDax(const NdNamespace *ns)
 {
     return ns && (ns->mode == "raw" || ns->mode == "sector");
@@ -162,9 +171,7 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
                                     blockdev ? "/dev/" + blockdev->name : m.source);
         else
             v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
-        v.remedy = cannotDax(ns) ? createFsdax(ns->dev) + " && mkfs and restore the data, then " +
-                                       remountDax(m)
-                                 : remountDax(m);
+        v.remedy = cannotDax(ns) ? rebuildOnFsdax(m, *ns) : remountDax(m);
         return v;
     }
     if (opt == DaxOption::Inode) {
@@ -180,7 +187,7 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
         v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*ns));
-        v.remedy = createFsdax(ns->dev) + " && mkfs and restore the data, then " + remountDax(m);
+        v.remedy = rebuildOnFsdax(m, *ns);
         return v;
     }
     v.code = code::DaxNotRequested;
