@@ -1,0 +1,111 @@
+// Live probes on the build machine itself: no pmem here, so these pin down
+// the non-DAX side (page cache residency, statx without DAX, MAP_SYNC
+// refused). The DAX side is exercised in the guest scenarios (tests/vm).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <string>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "dax_evidence.h"
+#include "residency.h"
+
+using namespace daxprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempFile {
+    std::string dir;
+    std::string path;
+    explicit TempFile(std::size_t bytes)
+    {
+        char tmpl[] = "/tmp/daxprobe-live-XXXXXX";
+        dir = ::mkdtemp(tmpl);
+        path = dir + "/data";
+        int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        std::string chunk(4096, 'x');
+        for (std::size_t done = 0; done < bytes; done += chunk.size())
+            REQUIRE(::write(fd, chunk.data(), chunk.size()) == static_cast<ssize_t>(chunk.size()));
+        ::close(fd);
+    }
+    ~TempFile() { fs::remove_all(dir); }
+};
+
+} // namespace
+
+TEST_CASE("residency of a file just written is its size, and drops when evicted", "[live][residency]")
+{
+    TempFile f(1 << 20);
+    Residency r = measureResidency(f.path, false);
+    REQUIRE(r.ok);
+    CHECK((r.method == "mincore" || r.method == "cachestat"));
+    CHECK(r.sizeBytes == 1 << 20);
+    CHECK(r.residentBytes == 1 << 20);
+
+    int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+    ::fdatasync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+    Residency after = measureResidency(f.path, false);
+    REQUIRE(after.ok);
+    CHECK(after.residentBytes < r.residentBytes);
+}
+
+TEST_CASE("residency is not applicable on DAX files and fails cleanly on bad paths", "[live][residency]")
+{
+    TempFile f(8192);
+    Residency dax = measureResidency(f.path, true);
+    CHECK(dax.ok);
+    CHECK(dax.method == "not_applicable");
+    CHECK(dax.residentBytes == 0);
+
+    Residency missing = measureResidency(f.dir + "/nope", false);
+    CHECK_FALSE(missing.ok);
+    CHECK_THAT(missing.reason, Catch::Contains("No such file"));
+    Residency dir = measureResidency(f.dir, false);
+    CHECK_FALSE(dir.ok);
+}
+
+TEST_CASE("statx and MAP_SYNC on a non-DAX filesystem", "[live][dax]")
+{
+    TempFile f(4096);
+    StatxEvidence s = statxDax(f.path);
+    CHECK(s.ran);
+    CHECK(s.error.empty());
+    CHECK_FALSE(s.dax);
+
+    StatxEvidence tmpStatx;
+    MapSyncEvidence m = mapSyncCheck(f.dir, &tmpStatx);
+    if (!m.ran) {
+        // O_TMPFILE unsupported here: the reason must be given, never silence.
+        CHECK_FALSE(m.skipped.empty());
+        return;
+    }
+    CHECK_FALSE(m.ok);
+    CHECK_THAT(m.error, Catch::Contains("MAP_SYNC"));
+    CHECK_FALSE(m.isPmem);
+    CHECK(tmpStatx.ran);
+    CHECK_FALSE(tmpStatx.dax);
+    // Nothing is left behind: the test file had no name.
+    CHECK(std::distance(fs::directory_iterator(f.dir), fs::directory_iterator()) == 1);
+
+    StatxEvidence missing = statxDax(f.dir + "/nope");
+    CHECK_FALSE(missing.error.empty());
+}
+
+TEST_CASE("findRegularFile stays on the mount and finds files below the top", "[live][dax]")
+{
+    TempFile f(4096);
+    fs::create_directories(f.dir + "/a/b");
+    fs::rename(f.path, f.dir + "/a/b/deep");
+    struct stat st {};
+    REQUIRE(::stat(f.dir.c_str(), &st) == 0);
+    std::string found = findRegularFile(f.dir, major(st.st_dev), minor(st.st_dev));
+    CHECK(found == f.dir + "/a/b/deep");
+    CHECK(findRegularFile(f.dir, major(st.st_dev) + 1, minor(st.st_dev)).empty());
+}
