@@ -41,7 +41,21 @@ def guest_inputs(vm_dir):
     return info, initrd
 
 
-def store_capture(scenario, files, dest_root):
+def write_golden(daxprobe, dest):
+    """expected.json = the host daxprobe's replay of the capture (the golden
+    the unit suite compares against; DAXPROBE_UPDATE_GOLDEN=1 regenerates)."""
+    import subprocess
+    p = subprocess.run([daxprobe, "check", "--json", "--replay", dest],
+                       capture_output=True, text=True)
+    if p.returncode not in (0, 1) or not p.stdout.strip():
+        log(f"capture: replay of {dest} failed (exit {p.returncode}): {p.stderr[-500:]}")
+        return
+    with open(os.path.join(dest, "expected.json"), "w") as f:
+        f.write(p.stdout if p.stdout.endswith("\n") else p.stdout + "\n")
+    log(f"capture: wrote {dest}/expected.json (replay exit {p.returncode})")
+
+
+def store_capture(scenario, files, dest_root, daxprobe=None):
     """Write the guest's capture folder (and the reference outputs) as a fixture."""
     dest = os.path.join(dest_root, scenario)
     capture = {k[len("capture/"):]: v for k, v in files.items() if k.startswith("capture/")}
@@ -68,6 +82,8 @@ def store_capture(scenario, files, dest_root):
             with open(os.path.join(meta, name), "wb") as f:
                 f.write(files[name])
     log(f"capture: stored {len(capture)} files in {dest}")
+    if daxprobe:
+        write_golden(daxprobe, dest)
     return True
 
 
@@ -81,6 +97,7 @@ def main():
                     default=os.environ.get("DAXPROBE_CAPTURE") == "1",
                     help="also run daxprobe --capture and store tests/fixtures/<scenario>/")
     ap.add_argument("--fixtures", default=os.path.join(SOURCE_ROOT, "tests", "fixtures"))
+    ap.add_argument("--daxprobe", help="the host build of daxprobe (capture: writes expected.json)")
     ap.add_argument("--keep", action="store_true", help="keep the run folder")
     ap.add_argument("--human", action="store_true", help="print daxprobe's human report")
     ap.add_argument("--no-assert", action="store_true", help="boot and show, do not assert")
@@ -140,7 +157,7 @@ def main():
         if args.human:
             log(files.get("check.txt", b"(no human report)\n").decode(errors="replace"))
         if args.capture:
-            store_capture(args.scenario, files, args.fixtures)
+            store_capture(args.scenario, files, args.fixtures, args.daxprobe)
         if args.no_assert:
             return 0
 
