@@ -162,6 +162,8 @@ def main():
             return 0
 
         checker, res = scenarios.run_checks(scenario, files)
+        for n in checker.notes:
+            log(f"[{args.scenario}] note: {n}")
         if checker.failures:
             log(f"[{args.scenario}] FAIL: {len(checker.failures)} assertion(s):")
             for f in checker.failures:
