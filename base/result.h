@@ -38,4 +38,13 @@ tl::unexpected<Error> failf(int code, fmt::format_string<Args...> f, Args &&...a
     return fail(fmt::format(f, std::forward<Args>(args)...), code);
 }
 
+// Facts readers never fail: what could not be read becomes evidence text.
+template <typename T> void storeOrDescribe(Result<T> &&r, T &out, std::string &error)
+{
+    if (r)
+        out = std::move(*r);
+    else
+        error = r.error().describe();
+}
+
 } // namespace daxprobe

@@ -72,14 +72,7 @@ TracepointAvailability probeTracepoints(const Root &root)
 FaultFacts readFaultFacts(const Root &root, bool live)
 {
     FaultFacts out;
-    if (auto text = root.readFile("proc/vmstat")) {
-        if (auto v = parseVmstat(*text))
-            out.vmstat = std::move(*v);
-        else
-            out.vmstatError = v.error().describe();
-    } else {
-        out.vmstatError = text.error().describe();
-    }
+    storeOrDescribe(root.readFile("proc/vmstat").and_then(parseVmstat), out.vmstat, out.vmstatError);
     if (live)
         out.perf = probePerf(root);
     out.tracepoints = probeTracepoints(root);

@@ -64,24 +64,11 @@ void readRootFacts(const Root &root, Facts &facts)
         facts.nfit.readError = bytes.error().describe();
     }
 
-    if (auto text = root.readFile("proc/self/mountinfo", 16 << 20)) {
-        if (auto m = parseMountinfo(*text))
-            facts.mounts = std::move(*m);
-        else
-            facts.mountsError = m.error().describe();
-    } else {
-        facts.mountsError = text.error().describe();
-    }
+    storeOrDescribe(root.readFile("proc/self/mountinfo", 16 << 20).and_then(parseMountinfo),
+                    facts.mounts, facts.mountsError);
     readBlockdevs(root, facts);
-
-    if (auto text = root.readFile("proc/meminfo")) {
-        if (auto m = parseMeminfo(*text))
-            facts.meminfo = std::move(*m);
-        else
-            facts.meminfoError = m.error().describe();
-    } else {
-        facts.meminfoError = text.error().describe();
-    }
+    storeOrDescribe(root.readFile("proc/meminfo").and_then(parseMeminfo), facts.meminfo,
+                    facts.meminfoError);
 
     facts.kmsg = readKmsg(root);
     facts.faults = readFaultFacts(root, false);

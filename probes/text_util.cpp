@@ -46,9 +46,12 @@ std::string_view trim(std::string_view s)
     return s;
 }
 
-std::optional<std::uint64_t> parseU64(std::string_view s)
+namespace {
+
+// The whole string must be the number: "12kB" or " 12" are not numbers.
+template <typename T> std::optional<T> parseWhole(std::string_view s)
 {
-    std::uint64_t v = 0;
+    T v = 0;
     if (s.empty())
         return std::nullopt;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -57,15 +60,16 @@ std::optional<std::uint64_t> parseU64(std::string_view s)
     return v;
 }
 
+} // namespace
+
+std::optional<std::uint64_t> parseU64(std::string_view s)
+{
+    return parseWhole<std::uint64_t>(s);
+}
+
 std::optional<std::int64_t> parseI64(std::string_view s)
 {
-    std::int64_t v = 0;
-    if (s.empty())
-        return std::nullopt;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size())
-        return std::nullopt;
-    return v;
+    return parseWhole<std::int64_t>(s);
 }
 
 } // namespace daxprobe
