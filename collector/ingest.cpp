@@ -1,0 +1,128 @@
+#include "ingest.h"
+
+namespace daxprobe::collector {
+
+using nlohmann::json;
+using protocol::Message;
+
+Ingestor::Ingestor(IngestLimits limits, IngestHooks hooks)
+    : limits_(limits), hooks_(std::move(hooks)), decoder_(limits.message.maxMessageBytes)
+{
+}
+
+void Ingestor::start(std::int64_t syncId)
+{
+    syncId_ = syncId;
+    out_.push_back(protocol::kSentinel);
+    send(protocol::makeCommand("sync", {{"id", syncId}}, "sync"));
+    send(protocol::makeCommand("info", nullptr, "info"));
+}
+
+void Ingestor::invalid(std::string_view why)
+{
+    ++stats_.invalid;
+    if (stats_.invalid > limits_.maxInvalid && !violation_)
+        violation_ = fmt::format("more than {} malformed messages (last: {})", limits_.maxInvalid, why);
+}
+
+void Ingestor::feed(std::string_view data)
+{
+    if (violation_)
+        return; // nothing from a peer we are hanging up on is trusted
+    for (auto &f : decoder_.feed(data)) {
+        using Kind = protocol::LineDecoder::Frame::Kind;
+        if (f.kind == Kind::Oversize) {
+            // Our agent never sends this; anything that does is not our agent.
+            violation_ = fmt::format("message longer than {} bytes", decoder_.maxLine());
+            return;
+        }
+        if (f.kind == Kind::Line)
+            handleLine(f.text);
+        if (violation_)
+            return;
+    }
+}
+
+void Ingestor::handleLine(const std::string &line)
+{
+    ++stats_.messages;
+    auto m = protocol::decode(line, limits_.message);
+    if (!m) {
+        invalid(m.error().message);
+        return;
+    }
+    switch (m->kind) {
+    case Message::Kind::Event:
+        handleEvent(*m);
+        break;
+    case Message::Kind::Return:
+        handleReturn(*m);
+        break;
+    case Message::Kind::Error:
+        ++stats_.errorsFromAgent;
+        break;
+    case Message::Kind::Command:
+        // The host answers nothing: a guest must not drive the host.
+        invalid("commands from the guest are not accepted");
+        break;
+    }
+}
+
+void Ingestor::handleEvent(const Message &m)
+{
+    if (m.name == protocol::kEventGreeting) {
+        auto g = protocol::parseGreeting(m);
+        if (!g) {
+            invalid(g.error().message);
+            return;
+        }
+        if (g->protocol != protocol::kProtocolVersion) {
+            violation_ = fmt::format("unsupported protocol version {}", g->protocol);
+            return;
+        }
+        identity_ = g->agent;
+        if (hooks_.identity)
+            hooks_.identity(*identity_);
+        return;
+    }
+    if (m.name != protocol::kEventReport)
+        return; // a newer agent's event: ignore, do not punish
+    auto r = protocol::parseReportEvent(m);
+    if (!r) {
+        invalid(r.error().message);
+        return;
+    }
+    ++stats_.reports;
+    lastDropped_ = r->droppedReports;
+    auto stored = hooks_.storeReport ? hooks_.storeReport(*r) : Result<bool>(true);
+    if (!stored) {
+        ++stats_.storeErrors; // not acked: the agent keeps it and resends later
+        return;
+    }
+    ++(*stored ? stats_.stored : stats_.duplicates);
+    send(protocol::makeCommand("ack", protocol::makeAckArguments({r->stream, r->seq}), "ack"));
+}
+
+void Ingestor::handleReturn(const Message &m)
+{
+    if (m.id == "sync") {
+        synced_ = m.payload.is_number_integer() && m.payload.get<std::int64_t>() == syncId_;
+        return;
+    }
+    if (m.id == "info" && m.payload.is_object()) {
+        // info carries the same identity as the greeting, for a host that
+        // connected without the agent noticing (no greeting sent).
+        Message asGreeting{Message::Kind::Event, std::string(protocol::kEventGreeting), m.payload,
+                           nullptr, {}, {}, nullptr};
+        auto g = protocol::parseGreeting(asGreeting);
+        if (!g) {
+            invalid(g.error().message);
+            return;
+        }
+        identity_ = g->agent;
+        if (hooks_.identity)
+            hooks_.identity(*identity_);
+    }
+}
+
+} // namespace daxprobe::collector

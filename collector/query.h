@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "store.h"
+
+namespace daxprobe::collector {
+
+// `daxprobe-collector query`: pure renderers over what the store returned.
+nlohmann::json latestJson(const std::vector<VmState> &vms);
+std::string latestTable(const std::vector<VmState> &vms);
+nlohmann::json historyJson(const std::string &vm, const std::vector<StoredReport> &reports);
+std::string historyTable(const std::string &vm, const std::vector<StoredReport> &reports);
+
+} // namespace daxprobe::collector
