@@ -6,6 +6,7 @@
 
 #include "agent_cli.h"
 #include "check_runner.h"
+#include "profile_runner.h"
 
 using namespace daxprobe;
 
@@ -27,6 +28,13 @@ int main(int argc, char **argv)
     checkCmd->add_option("--replay", check.replayDir, "Report on a capture made with --capture");
     checkCmd->add_option("--root", check.root, "Read /proc and /sys under this directory (no live probes)");
 
+    ProfileOptions profile;
+    bool profileJson = false;
+    auto *profileCmd = app.add_subcommand("profile", "Count the page faults a file's mapping costs, and how DAX served them");
+    profileCmd->add_option("--path", profile.paths, "File to map and touch, one byte per page")->required();
+    profileCmd->add_flag("--write", profile.write, "Write faults instead of read faults (rewrites each byte with itself)");
+    profileCmd->add_flag("--json", profileJson, "Print one JSON document (schema daxprobe.profile/1)");
+
     DaemonOptions agentOptions;
     auto *agentCmd = addAgentCommand(app, agentOptions);
 
@@ -45,6 +53,11 @@ int main(int argc, char **argv)
             fmt::print("{}\n", out.report.dump(2));
         else
             fmt::print("{}", out.text);
+        return out.exitCode;
+    }
+    if (profileCmd->parsed()) {
+        ProfileOutcome out = runProfile(profile);
+        fmt::print("{}", profileJson ? out.report.dump(2) + "\n" : out.text);
         return out.exitCode;
     }
     if (agentCmd->parsed())
