@@ -82,8 +82,8 @@ Verdict judgeNamespace(const NdNamespace &ns)
         if (ns.align != 0 && ns.align < kPmdSize) {
             v.severity = Severity::Warning;
             v.warnings.push_back(fmt::format(
-                "align is {} KiB: the namespace is not configured for 2 MiB (PMD) mappings; "
-                "faults may be 4 KiB each ({} --align 2M)",
+                "align is {} KiB: 2 MiB (PMD) mappings are not guaranteed; "
+                "'daxprobe profile --path FILE' shows how faults are served ({} --align 2M)",
                 ns.align / 1024, createFsdax(ns.dev)));
         }
     } else {
@@ -147,13 +147,15 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
                                            m.mountPoint);
         if (!statxDax)
             v.severity = Severity::Warning;
-        if (live && live->mapSync.ran && !live->mapSync.ok) {
+        // MAP_SYNC is a promise about persistent media; virtiofs DAX makes none.
+        if (blockdev && live && live->mapSync.ran && !live->mapSync.ok) {
             v.severity = Severity::Warning;
             v.warnings.push_back("MAP_SYNC was refused although files are DAX: " + live->mapSync.error);
         }
         if (ns && ns->align != 0 && ns->align < kPmdSize)
-            v.warnings.push_back(fmt::format("{} align is {} KiB: no 2 MiB (PMD) mappings", ns->dev,
-                                             ns->align / 1024));
+            v.warnings.push_back(fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
+                                             "guaranteed ('daxprobe profile --path FILE' shows them)",
+                                             ns->dev, ns->align / 1024));
         return v;
     }
 
@@ -171,7 +173,14 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
                                     blockdev ? "/dev/" + blockdev->name : m.source);
         else
             v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
-        v.remedy = cannotDax(ns) ? rebuildOnFsdax(m, *ns) : remountDax(m);
+        if (cannotDax(ns))
+            v.remedy = rebuildOnFsdax(m, *ns);
+        else if (m.fstype == "virtiofs")
+            // The DAX window is the host's to give (Kata: virtio_fs_cache_size).
+            v.remedy = "give the device a DAX window on the host: -device vhost-user-fs-pci,"
+                       "chardev=...,tag=" + m.source + ",cache-size=2G; then " + remountDax(m);
+        else
+            v.remedy = remountDax(m);
         return v;
     }
     if (opt == DaxOption::Inode) {

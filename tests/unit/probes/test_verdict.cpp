@@ -169,6 +169,24 @@ TEST_CASE("mounts: dax=always shown but files not DAX is silently off", "[verdic
     CHECK_THAT(v.remedy, Catch::Contains("mount -o dax=always /dev/pmem0 /mnt/pmem"));
 }
 
+TEST_CASE("mounts: virtiofs with dax is judged by statx, and fixed on the host", "[verdict]")
+{
+    MountEntry m = mountOf("virtiofs", "rw,dax=always");
+    m.major = 0;
+    m.minor = 40;
+    m.source = "kataShared";
+    MountLiveFacts daxFiles = liveFacts(true, false); // MAP_SYNC never works on virtiofs
+    Verdict v = judgeMount(m, nullptr, nullptr, &daxFiles, {});
+    CHECK(v.code == code::DaxActive);
+    CHECK(v.severity == Severity::Ok);
+
+    MountLiveFacts noDax = liveFacts(false, false);
+    v = judgeMount(m, nullptr, nullptr, &noDax, {});
+    CHECK(v.code == code::DaxSilentlyOff);
+    CHECK_THAT(v.remedy, Catch::Contains("cache-size"));
+    CHECK_THAT(v.remedy, Catch::Contains("tag=kataShared"));
+}
+
 TEST_CASE("mounts: fsdax without the option is not requested", "[verdict]")
 {
     NdNamespace ns = fsdaxNs();
