@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include "host_facts.h"
+
+using namespace daxprobe;
+using namespace daxprobe::collector;
+
+TEST_CASE("QEMU facts from a fixture /proc", "[collector][hostfacts]")
+{
+    auto root = Root::open(COLLECTOR_FIXTURES "/qemu");
+    REQUIRE(root);
+    QemuFacts f = readQemuFacts(*root, 4242);
+    CHECK(f.errors.empty());
+    CHECK(f.rssBytes == 677652ULL * 1024);
+    CHECK(f.pssBytes == 676043ULL * 1024);
+    REQUIRE(f.backends.size() == 3); // ram0 is not an NVDIMM backend
+
+    const auto &b1 = f.backends[0];
+    CHECK(b1.id == "mem1");
+    CHECK(b1.memPath == "/srv/vm/NVDIMM.img");
+    CHECK(b1.share);
+    CHECK_FALSE(b1.pmem);
+    CHECK(b1.mapped);
+    CHECK(b1.residentBytes == 257400ULL * 1024);
+    CHECK(b1.hostFsType == "xfs");
+    CHECK_FALSE(b1.onHostDaxFs);
+    CHECK(b1.persistence == "page_cache");
+
+    const auto &b2 = f.backends[1]; // libvirt's JSON syntax
+    CHECK(b2.id == "mem2");
+    CHECK(b2.memPath == "/mnt/pmem0/vm b.img");
+    CHECK(b2.pmem);
+    CHECK(b2.onHostDaxFs);
+    CHECK(b2.mapped);
+    CHECK(b2.residentBytes == 512 * 1024);
+    CHECK(b2.persistence == "pmem");
+
+    const auto &b3 = f.backends[2];
+    CHECK(b3.onDevDax);
+    CHECK(b3.mapped);
+    CHECK(b3.residentBytes == 0);
+    CHECK(b3.persistence == "pmem");
+
+    auto j = toJson(f);
+    CHECK(j["nvdimm_backends"].size() == 3);
+}
+
+TEST_CASE("key=value backends: escapes, share default off, host DAX fs", "[collector][hostfacts]")
+{
+    auto b = parseNvdimmBackends({"qemu", "-object",
+                                  "memory-backend-file,id=m,mem-path=/a,,b,size=1G", "-device",
+                                  "nvdimm,memdev=m"});
+    REQUIRE(b.size() == 1);
+    CHECK(b[0].memPath == "/a,b");
+    CHECK_FALSE(b[0].share);
+}
+
+TEST_CASE("missing process is reported, not fatal", "[collector][hostfacts]")
+{
+    auto root = Root::open(COLLECTOR_FIXTURES "/qemu");
+    REQUIRE(root);
+    QemuFacts f = readQemuFacts(*root, 1);
+    CHECK_FALSE(f.errors.empty());
+    CHECK(f.backends.empty());
+}
+
+TEST_CASE("smapsField reads kB as bytes", "[collector][hostfacts]")
+{
+    CHECK(smapsField("Rss:  12 kB\nPss:   3 kB\n", "Pss") == 3072);
+    CHECK(smapsField("Rss:  12 kB\n", "Pss") == 0);
+}

@@ -1,0 +1,157 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "ingest.h"
+
+using namespace daxprobe;
+using namespace daxprobe::collector;
+using nlohmann::json;
+
+namespace {
+
+struct Harness {
+    std::map<std::pair<std::string, std::uint64_t>, json> stored;
+    bool failStore = false;
+    std::optional<protocol::AgentIdentity> id;
+    Ingestor ing;
+
+    explicit Harness(IngestLimits lim = {})
+        : ing(lim, IngestHooks{[this](const protocol::ReportEnvelope &r) -> Result<bool> {
+                                   if (failStore)
+                                       return fail("disk full", 28);
+                                   return stored.emplace(std::make_pair(r.stream, r.seq), r.report).second;
+                               },
+                               [this](const protocol::AgentIdentity &i) { id = i; }})
+    {
+    }
+
+    // Every command the ingestor sent, decoded.
+    std::vector<protocol::Message> sent()
+    {
+        std::vector<protocol::Message> out;
+        protocol::LineDecoder d(1 << 20);
+        for (auto &f : d.feed(ing.takeOutput()))
+            if (f.kind == protocol::LineDecoder::Frame::Kind::Line)
+                out.push_back(*protocol::decode(f.text, {}));
+        return out;
+    }
+};
+
+std::string reportLine(std::uint64_t seq, const char *stream = "abc")
+{
+    return protocol::encode(protocol::makeReportEvent(
+        {stream, seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, nullptr, 0}));
+}
+
+} // namespace
+
+TEST_CASE("start sends sentinel, sync and info", "[collector][ingest]")
+{
+    Harness h;
+    h.ing.start(77);
+    std::string out(h.ing.output());
+    CHECK(out.front() == '\xff');
+    auto cmds = h.sent();
+    REQUIRE(cmds.size() == 2);
+    CHECK(cmds[0].name == "sync");
+    CHECK(cmds[0].payload["id"] == 77);
+    CHECK(cmds[1].name == "info");
+    h.ing.feed("\xff" + protocol::encode(protocol::makeReturn(77, "sync")));
+    CHECK(h.ing.synced());
+}
+
+TEST_CASE("a report is acked after it is stored, resends are acked but not stored twice",
+          "[collector][ingest]")
+{
+    Harness h;
+    h.ing.feed(reportLine(1) + reportLine(2) + reportLine(1));
+    CHECK(h.stored.size() == 2);
+    auto acks = h.sent();
+    REQUIRE(acks.size() == 3);
+    CHECK(acks[0].name == "ack");
+    CHECK(acks[0].payload["seq"] == 1);
+    CHECK(acks[1].payload["seq"] == 2);
+    CHECK(acks[2].payload["seq"] == 1);
+    CHECK(h.ing.stats().stored == 2);
+    CHECK(h.ing.stats().duplicates == 1);
+}
+
+TEST_CASE("a report that fails to commit is not acked", "[collector][ingest]")
+{
+    Harness h;
+    h.failStore = true;
+    h.ing.feed(reportLine(1));
+    CHECK(h.sent().empty());
+    CHECK(h.ing.stats().storeErrors == 1);
+    CHECK_FALSE(h.ing.violation());
+}
+
+TEST_CASE("greeting and info return set the identity", "[collector][ingest]")
+{
+    Harness h;
+    h.ing.feed(protocol::encode(protocol::makeGreeting({"m1", "g1", "ab", "0.1"}, {})));
+    REQUIRE(h.id);
+    CHECK(h.id->hostname == "g1");
+    json info = {{"protocol", 1}, {"agent", {{"machine_id", "m2"}, {"hostname", "g2"}, {"stream", "cd"}}}};
+    h.ing.feed(protocol::encode(protocol::makeReturn(info, "info")));
+    CHECK(h.id->machineId == "m2");
+}
+
+TEST_CASE("wrong protocol version is a violation", "[collector][ingest]")
+{
+    Harness h;
+    json g = protocol::makeGreeting({"m1", "g1", "ab", "0.1"}, {});
+    g["data"]["protocol"] = 99;
+    h.ing.feed(protocol::encode(g));
+    CHECK(h.ing.violation());
+}
+
+TEST_CASE("split reads and a half line before the sentinel are handled", "[collector][ingest]")
+{
+    Harness h;
+    std::string line = reportLine(5);
+    h.ing.feed("{\"event\":\"report\",\"da"); // tail of an earlier connection
+    h.ing.feed("\xff");
+    for (std::size_t i = 0; i < line.size(); i += 7)
+        h.ing.feed(std::string_view(line).substr(i, 7));
+    CHECK(h.stored.size() == 1);
+    CHECK(h.ing.stats().invalid == 0);
+}
+
+TEST_CASE("garbage beyond the tolerance is a violation, and input is then ignored",
+          "[collector][ingest]")
+{
+    IngestLimits lim;
+    lim.maxInvalid = 3;
+    Harness h(lim);
+    h.ing.feed("junk\n{]\n[1]\n");
+    CHECK_FALSE(h.ing.violation());
+    h.ing.feed("{\"execute\":\"x\"}\n"); // a guest must not send commands
+    REQUIRE(h.ing.violation());
+    h.ing.feed(reportLine(1));
+    CHECK(h.stored.empty());
+}
+
+TEST_CASE("an oversize line is a violation at once, without buffering it", "[collector][ingest]")
+{
+    IngestLimits lim;
+    lim.message.maxMessageBytes = 1000;
+    Harness h(lim);
+    h.ing.feed(std::string(999, 'x'));
+    CHECK_FALSE(h.ing.violation());
+    h.ing.feed(std::string(10, 'x'));
+    CHECK(h.ing.violation());
+}
+
+TEST_CASE("too deep and bad report fields count as invalid", "[collector][ingest]")
+{
+    Harness h;
+    h.ing.feed("{\"event\":\"report\",\"data\":" + std::string(100, '[') + std::string(100, ']') + "}\n");
+    h.ing.feed("{\"event\":\"report\",\"data\":{\"stream\":\"ab\",\"seq\":-1,\"report\":{}}}\n");
+    CHECK(h.ing.stats().invalid == 2);
+    CHECK(h.stored.empty());
+    // Unknown events are future features, not offences.
+    h.ing.feed("{\"event\":\"future\",\"data\":{}}\n");
+    CHECK(h.ing.stats().invalid == 2);
+}

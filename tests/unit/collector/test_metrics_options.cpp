@@ -1,0 +1,68 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "metrics.h"
+#include "options.h"
+#include "tmpdir.h"
+
+using namespace daxprobe;
+using namespace daxprobe::collector;
+
+TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector][metrics]")
+{
+    MetricsRegistry reg;
+    reg.update("vm\"1", [](VmMetrics &m) {
+        m.connected = true;
+        m.stored = 3;
+        m.disconnects["eof"] = 2;
+        MetricsRegistry::applyReport(
+            m,
+            {{"verdict", {{"code", "problems_found"}}},
+             {"mounts",
+              {{{"verdict", {{"code", "dax_active"}}}},
+               {{"verdict", {{"code", "dax_silently_off"}}}},
+               {{"verdict", {{"code", "made_up_by_guest"}}}}}}},
+            1700000000);
+    });
+    std::string text = reg.render();
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_connected{vm=\"vm\\\"1\"} 1"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_verdict{vm=\"vm\\\"1\",verdict=\"problems_found\"} 1"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_verdict{vm=\"vm\\\"1\",verdict=\"dax_verified\"} 0"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_mounts{vm=\"vm\\\"1\",verdict=\"dax_silently_off\"} 1"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_collector_reports_stored_total{vm=\"vm\\\"1\"} 3"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_collector_disconnects_total{vm=\"vm\\\"1\",reason=\"eof\"} 2"));
+    CHECK_THAT(text, Catch::Contains("# TYPE daxprobe_collector_reports_stored_total counter"));
+    CHECK_THAT(text, !Catch::Contains("made_up_by_guest"));
+}
+
+TEST_CASE("socket arguments and config files", "[collector][options]")
+{
+    auto a = parseSocketArg("vm1=/run/a.sock");
+    CHECK(a.name == "vm1");
+    CHECK(a.socketPath == "/run/a.sock");
+    auto b = parseSocketArg("/run/x=y.sock");
+    CHECK(b.name == "/run/x=y.sock");
+
+    TempDir dir;
+    std::string path = dir.path() + "/collector.conf";
+    std::ofstream(path) << "# comment\nstate-dir /tmp/s\nsocket vm1 /run/vm1.sock\n"
+                           "socket /run/vm2.sock\npidfile vm1 /run/vm1.pid\n"
+                           "watch-dir /var/lib/libvirt/qemu/channel/target  # libvirt\n"
+                           "metrics-listen 127.0.0.1:9999\nmax-rows 50\n";
+    CollectorOptions o;
+    REQUIRE(loadConfigFile(path, o));
+    CHECK(o.stateDir == "/tmp/s");
+    REQUIRE(o.sockets.size() == 2);
+    CHECK(o.sockets[0].pidfile == "/run/vm1.pid");
+    CHECK(o.sockets[1].name == "/run/vm2.sock");
+    CHECK(o.watchDirs.size() == 1);
+    CHECK(o.metricsListen == "127.0.0.1:9999");
+    CHECK(o.maxRowsPerVm == 50);
+
+    std::ofstream(path) << "bogus directive\n";
+    CollectorOptions o2;
+    CHECK_FALSE(loadConfigFile(path, o2));
+    std::ofstream(path) << "pidfile nosuch /x\n";
+    CHECK_FALSE(loadConfigFile(path, o2));
+}
