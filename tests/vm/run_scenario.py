@@ -77,7 +77,7 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
     os.makedirs(meta, exist_ok=True)
     for name in ("check.json", "check.rc", "ndctl-list.json", "daxctl-list.json",
                  "capture-check.json", "capture-check.rc", "mount.txt", "cached.txt",
-                 "uname.txt"):
+                 "uname.txt", "dmesg.txt", "commands.log", "scenario"):
         if name in files:
             with open(os.path.join(meta, name), "wb") as f:
                 f.write(files[name])

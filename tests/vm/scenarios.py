@@ -274,7 +274,7 @@ def check_fsdax_ext4_nodax(c, res):
 
 
 def check_devdax(c, res):
-    if expect_document(c, res, 0):
+    if expect_document(c, res, 0, "dax_verified"):
         nss = [n for n in namespaces(res.check) if n.get("mode") == "devdax"]
         if c.check(nss, "a devdax namespace"):
             c.eq(nss[0].get("chardev"), "dax0.0", "devdax chardev")
