@@ -98,7 +98,8 @@ void AgentSession::pushReport(json report, std::string_view reason)
     env.stream = identity_.stream;
     env.seq = ++seq_;
     env.reason = std::string(reason);
-    env.droppedReports = queue_.dropped();
+    // Counted as of this report: pushing it may drop one more.
+    env.droppedReports = queue_.dropped() + (queue_.size() >= queue_.capacity() ? 1 : 0);
     env.report = std::move(report);
     env.metrics = hooks_.metrics ? hooks_.metrics() : json();
     std::string line = protocol::encode(protocol::makeReportEvent(env));

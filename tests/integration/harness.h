@@ -1,0 +1,88 @@
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collector.h"
+#include "daemon.h"
+#include "tmpdir.h"
+
+namespace itest {
+
+using namespace daxprobe;
+using nlohmann::json;
+
+// A fake check whose verdict a test can change.
+struct FakeGuest {
+    std::string verdict = "dax_verified";
+    AgentHooks hooks()
+    {
+        return {[this] { return json{{"schema", "daxprobe.check/1"}, {"verdict", {{"code", verdict}}}}; },
+                [] { return json{{"meminfo", {{"Cached", 0}}}}; }};
+    }
+};
+
+inline std::unique_ptr<AgentDaemon> makeAgent(const std::string &socket, FakeGuest &guest,
+                                              const std::string &stream)
+{
+    DaemonOptions o;
+    o.listenPath = socket;
+    o.intervalSeconds = 3600; // tests push reports explicitly
+    o.recheckSeconds = 0;
+    o.handleSignals = false;
+    o.watchMounts = false;
+    auto a = AgentDaemon::create(o, {"machine-" + stream, "host-" + stream, stream, "test"}, guest.hooks());
+    REQUIRE(a);
+    return std::move(*a);
+}
+
+inline collector::CollectorOptions collectorOptions(const std::string &stateDir)
+{
+    collector::CollectorOptions o;
+    o.stateDir = stateDir;
+    o.metricsListen = "";
+    o.handleSignals = false;
+    o.backoffInitialMs = 1; // reconnect at once: tests wait on state, not on time
+    o.backoffMaxMs = 20;
+    o.hostFactsIntervalMs = 3600 * 1000;
+    return o;
+}
+
+inline std::unique_ptr<collector::Collector> makeCollector(collector::CollectorOptions o)
+{
+    auto c = collector::Collector::create(std::move(o));
+    REQUIRE(c);
+    return std::move(*c);
+}
+
+// Turns both event loops until `done` holds. The bound is on iterations, not
+// time: a failing test ends, a slow machine does not fail it.
+inline bool pump(const std::vector<AgentDaemon *> &agents, collector::Collector *c,
+                 const std::function<bool()> &done, const std::function<void()> &each = {},
+                 int maxIterations = 20000)
+{
+    for (int i = 0; i < maxIterations; ++i) {
+        if (done())
+            return true;
+        for (auto *a : agents)
+            REQUIRE(a->runOnce(0));
+        if (each)
+            each();
+        if (c)
+            REQUIRE(c->runOnce(1));
+    }
+    return done();
+}
+
+inline std::uint64_t stored(collector::Collector &c, const std::string &vm)
+{
+    auto n = c.store().reportCount(vm);
+    return n ? *n : 0;
+}
+
+} // namespace itest
