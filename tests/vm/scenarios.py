@@ -296,6 +296,108 @@ def check_no_nvdimm(c, res):
         c.eq(res.check.get("regions") or [], [], "no regions")
 
 
+# -- agent-reconnect: the host side of the virtio-serial protocol --------------
+
+class AgentLink:
+    """One connection to org.daxprobe.agent.0: JSON lines, 0xFF sentinels
+    dropped (protocol/PROTOCOL.md), every read bounded."""
+
+    def __init__(self, guest, timeout):
+        import time
+        self.time = time
+        self.guest = guest
+        self.sock = guest.connect_agent(timeout)
+        self.deadline = time.monotonic() + timeout
+        self.buf = b""
+        self.seen = []
+
+    def send(self, obj):
+        self.sock.sendall(json.dumps(obj).encode() + b"\n")
+
+    def next_message(self):
+        while b"\n" not in self.buf:
+            left = self.deadline - self.time.monotonic()
+            if left <= 0 or self.guest.proc.poll() is not None:
+                raise AssertionError(f"agent: no complete message (QEMU rc "
+                                     f"{self.guest.proc.poll()}, buffered {self.buf[:200]!r})")
+            self.sock.settimeout(min(left, 1.0))
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:  # timeout slice: re-check QEMU and the deadline
+                continue
+            if not chunk:
+                raise AssertionError("agent: connection closed by QEMU")
+            self.buf += chunk.replace(b"\xff", b"")
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg = json.loads(line)
+        self.seen.append(msg)
+        return msg
+
+    def expect(self, pred, what):
+        while True:
+            m = self.next_message()
+            if pred(m):
+                return m
+
+    def close(self):
+        self.sock.close()
+
+
+def agent_reconnect_host(guest, log):
+    t = 180
+    out = {}
+    a = AgentLink(guest, t)
+    g1 = a.expect(lambda m: m.get("event") == "greeting", "greeting")
+    r1 = a.expect(lambda m: m.get("event") == "report", "start report")
+    a.send({"execute": "check", "id": 1})
+    c1 = a.expect(lambda m: m.get("id") == 1, "check return")
+    a.close()
+    log("[agent-reconnect] connection 1: greeting, report seq "
+        f"{r1['data'].get('seq')}, check; disconnecting without an ack")
+    guest.wait_console("host disconnected", 1, t)
+    b = AgentLink(guest, t)
+    g2 = b.expect(lambda m: m.get("event") == "greeting", "greeting 2")
+    r2 = b.expect(lambda m: m.get("event") == "report", "resent report")
+    b.send({"execute": "ack", "arguments": {"stream": r2["data"]["stream"],
+                                             "seq": r2["data"]["seq"]}, "id": 2})
+    a2 = b.expect(lambda m: m.get("id") == 2, "ack return")
+    b.send({"execute": "ping", "id": 3})
+    p3 = b.expect(lambda m: m.get("id") == 3, "ping return")
+    b.close()
+    log("[agent-reconnect] connection 2: greeting, report resent, acked, ping")
+    out["agent.json"] = json.dumps({"greeting1": g1, "report1": r1, "check1": c1,
+                                    "greeting2": g2, "report2": r2, "ack2": a2, "ping3": p3})
+    return out
+
+
+def check_agent_reconnect(c, res):
+    expect_mount_ok(c, res)
+    a = res.json("host/agent.json")
+    if not c.check(a is not None, "host actor results (host/agent.json)"):
+        return
+    g1, g2 = a["greeting1"]["data"], a["greeting2"]["data"]
+    c.check(isinstance(g1.get("protocol"), int), f"greeting protocol version: {g1.get('protocol')!r}")
+    c.eq(g2.get("agent", {}).get("stream"), g1.get("agent", {}).get("stream"),
+         "same stream across the reconnect (same daemon)")
+    r1, r2 = a["report1"]["data"], a["report2"]["data"]
+    c.eq(r1.get("reason"), "start", "first report's reason")
+    c.eq((r1.get("seq"), r1.get("stream")), (r2.get("seq"), r2.get("stream")),
+         "the unacknowledged report is resent after the reconnect")
+    rep = r1.get("report") or {}
+    c.eq(rep.get("schema"), "daxprobe.check/1", "report schema")
+    c.eq(verdict_code(rep), "dax_verified", "reported verdict")
+    c.eq(verdict_code(pmem_mount(rep)), "dax_active", "reported mount verdict")
+    ret = a["check1"].get("return") or {}
+    c.eq(ret.get("schema"), "daxprobe.check/1", "check command returns the document")
+    c.eq((a["ack2"].get("return") or {}).get("acked"), 1, "ack dropped the report")
+    c.check("return" in a["ping3"], f"ping returns: {a['ping3']}")
+    log = res.text("agent.log")
+    c.eq(log.count("host disconnected"), 2, "agent saw two disconnects")
+    # The one-shot check in the same guest agrees.
+    if expect_document(c, res, 0, "dax_verified"):
+        expect_dax_active(c, res)
+
+
 class Scenario:
     """name: also the guest snippet's name; check(Checker, Results): the host's
     assertions; nvdimm/label_size: the emulated DIMM; host(guest, log): an
@@ -321,6 +423,7 @@ SCENARIOS = {s.name: s for s in [
     Scenario("devdax", check_devdax),
     Scenario("labelled", check_labelled, label_size="128K"),
     Scenario("no-nvdimm", check_no_nvdimm, nvdimm=False),
+    Scenario("agent-reconnect", check_agent_reconnect, host=agent_reconnect_host),
 ]}
 
 

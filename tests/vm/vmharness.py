@@ -65,7 +65,9 @@ class Guest:
         self.reader = None
         self.done = threading.Event()
         self.console_lock = threading.Lock()
+        self.console_cond = threading.Condition(self.console_lock)
         self.console = bytearray()
+        self.eof = False
         self.t_start = None
         self.t_done = None
         self.t_exit = None
@@ -124,6 +126,10 @@ class Guest:
                     if not self.done.is_set() and DONE_MARKER in self.console:
                         self.t_done = time.monotonic()
                         self.done.set()
+                    self.console_cond.notify_all()
+        with self.console_lock:
+            self.eof = True
+            self.console_cond.notify_all()
 
     def wait(self, timeout):
         """Wait for QEMU to exit (the guest powers off after shipping)."""
@@ -174,6 +180,19 @@ class Guest:
                 if time.monotonic() > deadline:
                     raise GuestError(f"{self.agent_sock} not connectable within {timeout} s")
                 self.done.wait(0.02)
+
+    def wait_console(self, text, count=1, timeout=60.0):
+        """Block until `text` appeared `count` times on the console (woken by
+        the reader thread, no polling); GuestError on timeout or QEMU exit."""
+        needle = text.encode()
+        deadline = time.monotonic() + timeout
+        with self.console_cond:
+            while self.console.count(needle) < count:
+                left = deadline - time.monotonic()
+                if self.eof or left <= 0:
+                    raise GuestError(f"console: {text!r} x{count} not seen "
+                                     f"({'QEMU exited' if self.eof else f'{timeout} s'})")
+                self.console_cond.wait(left)
 
     def console_text(self):
         with self.console_lock:
