@@ -98,8 +98,18 @@ def main():
             if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}") \
                     and not os.path.exists(f"/sbin/{tool}"):
                 raise RuntimeError(f"{tool} not found")
-        package = resolve_package(args.meta)
-        deb = fetch_deb(package, cache)
+        try:
+            package = resolve_package(args.meta)
+            deb = fetch_deb(package, cache)
+        except (RuntimeError, subprocess.CalledProcessError) as first:
+            # A fresh machine may have no (or stale) package lists: update
+            # them once, as root, and try again.
+            if os.geteuid() != 0:
+                raise
+            print(f"{first}; running apt-get update once", file=sys.stderr)
+            run(["apt-get", "update", "-qq"])
+            package = resolve_package(args.meta)
+            deb = fetch_deb(package, cache)
         kver = package[len("linux-image-"):]
         if os.path.exists(args.outdir):
             shutil.rmtree(args.outdir)
