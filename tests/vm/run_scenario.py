@@ -185,6 +185,10 @@ def main():
 
 
 if __name__ == "__main__":
+    # Meson's timeout sends SIGTERM: unwind so the Guest context manager
+    # kills and reaps QEMU.
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     t0 = time.monotonic()
     rc = main()
     print(f"(run_scenario: {time.monotonic() - t0:.1f} s, exit {rc})", flush=True)

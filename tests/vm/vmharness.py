@@ -106,7 +106,8 @@ class Guest:
             f.write(" ".join(cmd) + "\n")
         self.t_start = time.monotonic()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, cwd=self.dir)
+                                     stderr=subprocess.STDOUT, cwd=self.dir,
+                                     preexec_fn=_die_with_parent)
         self.reader = threading.Thread(target=self._read_console, daemon=True)
         self.reader.start()
         return self
@@ -220,6 +221,14 @@ class Guest:
                     name = m.name[len("results/"):] if m.name.startswith("results/") else m.name
                     files[name] = tar.extractfile(m).read()
         return files
+
+
+def _die_with_parent():
+    # Even a SIGKILLed harness must not leave a QEMU behind.
+    import ctypes
+    import signal
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _size_bytes(s):
