@@ -1,0 +1,38 @@
+// libFuzzer target: the collector's ingestion of untrusted guest bytes, down
+// to a real SQLite store (in memory).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "ingest.h"
+#include "store.h"
+
+using namespace daxprobe;
+using namespace daxprobe::collector;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+    static auto store = Store::open(":memory:", StoreOptions{50});
+    if (!store)
+        __builtin_trap();
+    IngestLimits limits;
+    limits.message = {8192, 12};
+    Ingestor ing(limits, IngestHooks{[](const protocol::ReportEnvelope &r) {
+                                         return store->addReport("fuzz", r, 1);
+                                     },
+                                     [](const protocol::AgentIdentity &id) {
+                                         (void)store->noteVm("fuzz", "/s", id, 1);
+                                     }});
+    ing.start(1);
+    std::string_view in(reinterpret_cast<const char *>(data), size);
+    // Arbitrary read boundaries, as a socket would produce them.
+    while (!in.empty()) {
+        std::size_t n = 1 + static_cast<unsigned char>(in[0]) % 97;
+        n = n < in.size() ? n : in.size();
+        ing.feed(in.substr(0, n));
+        in.remove_prefix(n);
+        (void)ing.takeOutput();
+    }
+    (void)store->latest();
+    return 0;
+}
