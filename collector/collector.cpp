@@ -345,6 +345,12 @@ void Collector::tryConnect(Channel &c, std::int64_t now)
             spdlog::error("{}: store report {}: {}", vm, r.seq, stored.error().describe());
             return stored;
         }
+        // One line per report: operators (and the VM test) follow the stream.
+        if (*stored)
+            spdlog::info("{}: stored report {}/{} ({}, {})", vm, r.stream, r.seq, r.reason,
+                         verdictCode(r.report));
+        else
+            spdlog::debug("{}: report {}/{} already stored", vm, r.stream, r.seq);
         if (*stored)
             metrics_->update(vm, [&](VmMetrics &m) {
                 MetricsRegistry::applyReport(m, r.report, wallSeconds());

@@ -226,6 +226,16 @@ void AgentDaemon::handleSignals()
     }
 }
 
+void AgentDaemon::logNewReports()
+{
+    if (session_.lastSeq() == loggedSeq_)
+        return;
+    loggedSeq_ = session_.lastSeq();
+    const auto &q = session_.queue().entries();
+    spdlog::info("report {} queued ({} unacknowledged, {} dropped){}", loggedSeq_, q.size(),
+                 session_.queue().dropped(), session_.connected() ? "" : ", host away");
+}
+
 void AgentDaemon::runTimers()
 {
     std::int64_t now = monotonicMs();
@@ -248,6 +258,7 @@ void AgentDaemon::runTimers()
 Result<void> AgentDaemon::runOnce(int maxWaitMs)
 {
     runTimers();
+    logNewReports();
     flush();
 
     std::vector<pollfd> fds;
@@ -282,7 +293,7 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     if (rev(iSig) & POLLIN)
         handleSignals();
     if (rev(iMounts) & (POLLPRI | POLLERR))
-        session_.recheck();
+        session_.recheck(); // a mount came or went: has a verdict changed?
     if (short r = rev(iPort)) {
         if (r & (POLLHUP | POLLERR))
             setConnected(false);
@@ -300,6 +311,7 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     // Without SIGIO (no signal handling) a timer wake is the only chance to notice the host.
     if (portFd_ && !session_.connected() && !signalFd_)
         probePort();
+    logNewReports();
     flush();
     return {};
 }

@@ -57,6 +57,7 @@ private:
     void acceptClient();
     void handleSignals();
     void runTimers();
+    void logNewReports();
 
     DaemonOptions options_;
     AgentSession session_;
@@ -69,6 +70,7 @@ private:
     bool stopping_ = false;
     std::int64_t nextReportMs_ = 0;
     std::int64_t nextRecheckMs_ = 0;
+    std::uint64_t loggedSeq_ = 0;
 };
 
 // Monotonic clock in milliseconds: deadlines survive wall-clock jumps.

@@ -11,6 +11,8 @@ See tests/vm/README.md.
 
 import json
 
+import collector_scenario
+
 MiB = 1 << 20
 
 
@@ -424,6 +426,8 @@ SCENARIOS = {s.name: s for s in [
     Scenario("labelled", check_labelled, label_size="128K"),
     Scenario("no-nvdimm", check_no_nvdimm, nvdimm=False),
     Scenario("agent-reconnect", check_agent_reconnect, host=agent_reconnect_host),
+    Scenario("collector-reconnect", collector_scenario.check_collector_reconnect,
+             host=collector_scenario.collector_reconnect_host),
 ]}
 
 

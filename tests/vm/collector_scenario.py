@@ -1,0 +1,121 @@
+"""collector-reconnect: the guest's `daxprobe agent` reports over the real
+virtio-serial port to the real `daxprobe-collector`, which is stopped and
+started again in the middle (see guest/scenarios/collector-reconnect.sh)."""
+
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+
+
+def collector_binary(guest):
+    # initramfs.cpio lives in BUILD/tests/vm; the collector in BUILD/collector.
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(guest.initrd))))
+    return os.environ.get("DAXPROBE_COLLECTOR", os.path.join(build, "collector", "daxprobe-collector"))
+
+
+class CollectorProc:
+    """daxprobe-collector run on the guest's agent socket; its log lines are
+    collected by a thread and waited on with a condition (no polling)."""
+
+    def __init__(self, binary, sock, state, log):
+        self.lines = []
+        self.cond = threading.Condition()
+        self.eof = False
+        self.proc = subprocess.Popen(
+            [binary, "run", "--socket", f"guest={sock}", "--state-dir", state,
+             "--metrics-listen", ""],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.reader = threading.Thread(target=self._read, args=(log,), daemon=True)
+        self.reader.start()
+
+    def _read(self, log):
+        for line in self.proc.stderr:
+            log("[collector] " + line.rstrip())
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.eof = True
+            self.cond.notify_all()
+
+    def wait_for(self, text, timeout):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not any(text in l for l in self.lines):
+                left = deadline - time.monotonic()
+                if self.eof or left <= 0:
+                    raise RuntimeError(f"collector: {text!r} not logged "
+                                       f"({'exited' if self.eof else f'{timeout} s'})")
+                self.cond.wait(left)
+
+    def stop(self):
+        self.proc.terminate()
+        rc = self.proc.wait(timeout=30)
+        self.reader.join(timeout=10)
+        return rc
+
+
+def collector_reconnect_host(guest, log):
+    t = 180
+    binary = collector_binary(guest)
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="dxcoll-") as state:
+        c1 = CollectorProc(binary, guest.agent_sock, state, log)
+        c1.wait_for("/1 (", t)
+        out["collector1.rc"] = c1.stop()
+        log("[collector-reconnect] collector 1 stored the start report and stopped")
+        guest.wait_console("DAXPROBE-AWAY-REPORTS", 1, t)
+        text = guest.console_text()
+        last = int(re.search(r"DAXPROBE-AWAY-REPORTS last=(\d+)", text).group(1))
+        out["away_last_seq"] = last
+        c2 = CollectorProc(binary, guest.agent_sock, state, log)
+        c2.wait_for(f"/{last} (", t)
+        out["collector2.rc"] = c2.stop()
+        log(f"[collector-reconnect] collector 2 received the queued reports up to {last}")
+        out["collector.log"] = "".join(c1.lines + c2.lines)
+        for name, args in (("query.json", []), ("history.json", ["--vm", "guest", "--limit", "1000"])):
+            q = subprocess.run([binary, "query", "--state-dir", state, "--json"] + args,
+                               capture_output=True, text=True, timeout=60)
+            out[name] = q.stdout
+            out[name + ".rc"] = q.returncode
+    return out
+
+
+def check_collector_reconnect(c, res):
+    from scenarios import expect_document, expect_dax_active  # scenarios imports this module
+    c.eq(res.text("host/collector1.rc").strip(), "0", "collector 1 exit code (SIGTERM: clean)")
+    c.eq(res.text("host/collector2.rc").strip(), "0", "collector 2 exit code")
+    q = res.json("host/query.json")
+    h = res.json("host/history.json")
+    if not c.check(q is not None and h is not None, "query outputs parse as JSON"):
+        return
+    vms = q.get("vms", [])
+    if not c.eq(len(vms), 1, "one VM in the store"):
+        return
+    vm = vms[0]
+    last = int(res.text("host/away_last_seq").strip() or 0)
+    c.eq(vm.get("vm"), "guest", "VM key is the host's channel name")
+    c.eq(vm.get("verdict"), "dax_verified", "latest verdict per query")
+    c.check(last >= 3, f"reports queued while no host was connected (last seq {last})")
+    c.check(vm.get("seq", 0) >= last, f"latest seq {vm.get('seq')} >= {last}")
+    reps = h.get("reports", [])
+    seqs = [r.get("seq") for r in reps]
+    c.eq(seqs, list(range(len(reps), 0, -1)), "history: every seq from 1, once, newest first")
+    c.eq(vm.get("reports_stored"), len(reps), "reports stored = history length (no duplicates)")
+    c.eq(vm.get("reports_stored"), vm.get("seq"), "reports stored = last seq (none lost)")
+    c.eq(vm.get("agent_dropped_reports"), 0, "the agent dropped nothing")
+    c.eq(len({r.get("stream") for r in reps}), 1, "one agent stream")
+    c.check(all(r.get("verdict") == "dax_verified" for r in reps), "every report says dax_verified")
+    if reps:
+        c.eq(reps[-1].get("reason"), "start", "first report's reason")
+        m = [x for x in (reps[0].get("report") or {}).get("mounts", []) if x.get("mount_point") == "/mnt/pmem"]
+        c.check(bool(m) and (m[0].get("verdict") or {}).get("code") == "dax_active",
+                "the stored report carries the guest's mount verdict (dax_active)")
+    log = res.text("agent.log")
+    c.eq(log.count("host disconnected"), 2, "agent saw both collectors go")
+    c.check(log.count("host away") >= 2, "reports were queued while no host was connected")
+    if expect_document(c, res, 0, "dax_verified"):
+        expect_dax_active(c, res)
