@@ -31,6 +31,9 @@ std::int64_t nowMs()
 
 namespace {
 
+// Acks and commands owed to a guest that does not read them: a bound, not a backlog.
+constexpr std::size_t kMaxOwedBytes = 1 << 20;
+
 std::int64_t wallSeconds()
 {
     return static_cast<std::int64_t>(::time(nullptr));
@@ -411,6 +414,8 @@ void Collector::readChannel(Channel &c, std::int64_t now)
     c.bytes.tokens -= double(n);
     c.ingestor->feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
     c.out += c.ingestor->takeOutput();
+    if (c.out.size() > kMaxOwedBytes)
+        return disconnect(c, "peer_not_reading", true, now);
 
     // Ingestor stats are per connection; the metrics are for the VM's life.
     const IngestStats st = c.ingestor->stats();

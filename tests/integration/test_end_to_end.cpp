@@ -208,3 +208,38 @@ TEST_CASE("sockets appearing in a watched directory are picked up", "[integratio
     REQUIRE(pump({agent.get()}, coll.get(), [&] { return stored(*coll, "web1") == 1; }));
     CHECK(coll->channels().count("web1") == 1);
 }
+
+TEST_CASE("a guest sending valid reports too fast is throttled, not starving the other",
+          "[integration][flood]")
+{
+    TempDir dir;
+    FakeGuest guest;
+    std::string good = dir.path() + "/good.sock";
+    auto agent = makeAgent(good, guest, "ff01");
+    RogueGuest fast(dir.path() + "/fast.sock");
+    auto opts = collectorOptions(dir.path());
+    opts.sockets.push_back({"good", good, {}, false});
+    opts.sockets.push_back({"fast", fast.path, {}, false});
+    opts.messagesPerSecond = 100;
+    opts.burstMessages = 20;
+    auto coll = makeCollector(opts);
+
+    std::string burst;
+    for (std::uint64_t seq = 1; seq <= 64; ++seq)
+        burst += protocol::encode(protocol::makeReportEvent(
+            {"abcd", seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, nullptr, 0}));
+    int reports = 1;
+    REQUIRE(pump({agent.get()}, coll.get(), [&] {
+        return coll->metrics().render().find("daxprobe_collector_throttled_total{vm=\"fast\"} 0") ==
+                   std::string::npos &&
+               stored(*coll, "good") >= 3;
+    }, [&] {
+        fast.pumpOut(burst);
+        if (agent->session().queue().size() == 0 && reports < 3) {
+            agent->session().produceReport("interval");
+            ++reports;
+        }
+    }));
+    CHECK(coll->connected("fast")); // throttled, not punished: its reports are valid
+    CHECK(stored(*coll, "fast") <= 64);
+}
