@@ -73,6 +73,7 @@ def collector_reconnect_host(guest, log):
         out["away_last_seq"] = last
         c2 = CollectorProc(binary, guest.agent_sock, state, log)
         c2.wait_for(f"/{last} (", t)
+        c2.wait_for("(change, problems_found)", t)
         out["collector2.rc"] = c2.stop()
         log(f"[collector-reconnect] collector 2 received the queued reports up to {last}")
         out["collector.log"] = "".join(c1.lines + c2.lines)
@@ -98,7 +99,7 @@ def check_collector_reconnect(c, res):
     vm = vms[0]
     last = int(res.text("host/away_last_seq").strip() or 0)
     c.eq(vm.get("vm"), "guest", "VM key is the host's channel name")
-    c.eq(vm.get("verdict"), "dax_verified", "latest verdict per query")
+    c.eq(vm.get("verdict"), "problems_found", "latest verdict per query (after the remount without DAX)")
     c.check(last >= 3, f"reports queued while no host was connected (last seq {last})")
     c.check(vm.get("seq", 0) >= last, f"latest seq {vm.get('seq')} >= {last}")
     reps = h.get("reports", [])
@@ -108,12 +109,25 @@ def check_collector_reconnect(c, res):
     c.eq(vm.get("reports_stored"), vm.get("seq"), "reports stored = last seq (none lost)")
     c.eq(vm.get("agent_dropped_reports"), 0, "the agent dropped nothing")
     c.eq(len({r.get("stream") for r in reps}), 1, "one agent stream")
-    c.check(all(r.get("verdict") == "dax_verified" for r in reps), "every report says dax_verified")
+    # The umount alone may be reported first (its own change); the remount
+    # without DAX must be reported as a change with the new verdict.
+    changed = [r for r in reps if r.get("reason") == "change"]
+    nodax = [r for r in changed if r.get("verdict") == "problems_found"]
+    if c.check(bool(nodax), f"a 'change' report with verdict problems_found: {[(r['seq'], r['verdict']) for r in changed]}"):
+        m = [x for x in (nodax[0].get("report") or {}).get("mounts", [])
+             if x.get("mount_point") == "/mnt/pmem"]
+        c.check(bool(m) and (m[0].get("verdict") or {}).get("code") == "dax_not_requested",
+                "the change report's mount verdict is dax_not_requested")
+        first = min(r.get("seq", 0) for r in changed)
+        c.check(all(r.get("verdict") == "dax_verified" for r in reps if r.get("seq", 0) < first),
+                "every report before the remount says dax_verified")
+    if before_change := [r for r in reps if r.get("reason") == "start"]:
+        m = [x for x in (before_change[0].get("report") or {}).get("mounts", [])
+             if x.get("mount_point") == "/mnt/pmem"]
+        c.check(bool(m) and (m[0].get("verdict") or {}).get("code") == "dax_active",
+                "the start report carries the guest's mount verdict (dax_active)")
     if reps:
         c.eq(reps[-1].get("reason"), "start", "first report's reason")
-        m = [x for x in (reps[0].get("report") or {}).get("mounts", []) if x.get("mount_point") == "/mnt/pmem"]
-        c.check(bool(m) and (m[0].get("verdict") or {}).get("code") == "dax_active",
-                "the stored report carries the guest's mount verdict (dax_active)")
     log = res.text("agent.log")
     c.eq(log.count("host disconnected"), 2, "agent saw both collectors go")
     c.check(log.count("host away") >= 2, "reports were queued while no host was connected")

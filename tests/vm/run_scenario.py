@@ -125,8 +125,17 @@ def main():
                 host_files = {}
                 try:
                     if scenario.host:
-                        for k, v in (scenario.host(guest, log) or {}).items():
-                            host_files[f"host/{k}"] = v if isinstance(v, bytes) else str(v).encode()
+                        # A failing host actor fails the test, but the guest
+                        # still finishes and ships its side for the diagnosis.
+                        try:
+                            for k, v in (scenario.host(guest, log) or {}).items():
+                                host_files[f"host/{k}"] = (v if isinstance(v, bytes)
+                                                           else str(v).encode())
+                        except (AssertionError, OSError, ValueError, KeyError,
+                                GuestError) as e:
+                            host_error = f"host actor: {type(e).__name__}: {e}"
+                            log(f"[{args.scenario}] {host_error}")
+                            host_files["host/error.txt"] = host_error.encode()
                     guest.wait(scenario.timeout or args.timeout)
                     files = guest.results()
                     files.update(host_files)

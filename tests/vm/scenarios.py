@@ -375,7 +375,8 @@ def agent_reconnect_host(guest, log):
 def check_agent_reconnect(c, res):
     expect_mount_ok(c, res)
     a = res.json("host/agent.json")
-    if not c.check(a is not None, "host actor results (host/agent.json)"):
+    if not c.check(a is not None, "host actor results (host/agent.json); the agent's log:\n"
+                   + res.text("agent.log")[-3000:]):
         return
     g1, g2 = a["greeting1"]["data"], a["greeting2"]["data"]
     c.check(isinstance(g1.get("protocol"), int), f"greeting protocol version: {g1.get('protocol')!r}")
@@ -435,6 +436,7 @@ def run_checks(scenario, files):
     c = Checker()
     res = Results(files)
     c.check(not res.text("error.txt"), res.text("error.txt"))
+    c.check(not res.text("host/error.txt"), res.text("host/error.txt"))
     scenario.check(c, res)
     # The reference comparison applies everywhere, including no NFIT (both empty).
     if res.check is not None:

@@ -4,7 +4,8 @@
 # the start report and goes away; while no host is connected the agent keeps
 # reporting into its queue; a second collector must receive all of them
 # (resent from the queue), and `daxprobe-collector query` must show the
-# guest's verdict with no report lost or duplicated.
+# guest's verdict with no report lost or duplicated. Then the guest remounts
+# without DAX and the agent must report the changed verdict at once.
 scenario_prepare() {
     run ndctl create-namespace -f -e namespace0.0 -m fsdax
     dev=$(first_pmem)
@@ -37,6 +38,12 @@ scenario_after() {
     wait_log 'host away' 2
     last=$(grep -o 'report [0-9]* queued' $R/agent.log | tail -1 | cut -d' ' -f2)
     echo "DAXPROBE-AWAY-REPORTS last=$last" > /dev/console
+    # A verdict change: the agent re-checks when the mount table changes and
+    # reports at once (reason "change"), without waiting for the interval.
+    dev=$(first_pmem)
+    run umount $PMEM_MNT
+    run mount -t ext4 $dev $PMEM_MNT
+    wait_log 'change, problems_found' 1
     # Collector 2 takes them from the queue, acks, and goes away too.
     wait_log 'host disconnected' 2
     pid=$(pidof daxprobe)
