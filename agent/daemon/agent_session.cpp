@@ -94,6 +94,8 @@ void AgentSession::resendPending()
 void AgentSession::pushReport(json report, std::string_view reason)
 {
     lastFingerprint_ = fingerprint(report);
+    lastReason_ = std::string(reason);
+    lastVerdict_ = lastFingerprint_.substr(0, lastFingerprint_.find('|'));
     protocol::ReportEnvelope env;
     env.stream = identity_.stream;
     env.seq = ++seq_;

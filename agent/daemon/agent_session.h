@@ -55,6 +55,9 @@ public:
     const ReportQueue &queue() const { return queue_; }
     std::uint64_t lastSeq() const { return seq_; }
     std::uint64_t outputDropped() const { return outputDropped_; }
+    // Of the last report pushed: why, and its top-level verdict code.
+    const std::string &lastReason() const { return lastReason_; }
+    const std::string &lastVerdict() const { return lastVerdict_; }
 
     // One fingerprint of every verdict code in a report: a change in it is
     // what "the verdict changed" means.
@@ -80,6 +83,7 @@ private:
     std::uint64_t seq_ = 0;
     std::uint64_t outputDropped_ = 0;
     std::string lastFingerprint_;
+    std::string lastReason_, lastVerdict_;
     bool connected_ = false;
     std::uint64_t commandsHandled_ = 0;
     std::uint64_t badMessages_ = 0;

@@ -232,7 +232,8 @@ void AgentDaemon::logNewReports()
         return;
     loggedSeq_ = session_.lastSeq();
     const auto &q = session_.queue().entries();
-    spdlog::info("report {} queued ({} unacknowledged, {} dropped){}", loggedSeq_, q.size(),
+    spdlog::info("report {} queued ({}, {}; {} unacknowledged, {} dropped){}", loggedSeq_,
+                 session_.lastReason(), session_.lastVerdict(), q.size(),
                  session_.queue().dropped(), session_.connected() ? "" : ", host away");
 }
 
@@ -295,6 +296,8 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     if (rev(iMounts) & (POLLPRI | POLLERR))
         session_.recheck(); // a mount came or went: has a verdict changed?
     if (short r = rev(iPort)) {
+        // An ack still in the port at hangup is lost; harmless: the report is
+        // resent on the next connect and the host deduplicates it.
         if (r & (POLLHUP | POLLERR))
             setConnected(false);
         else if (r & POLLIN)
