@@ -20,7 +20,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 std::int64_t nowMs()
 {
@@ -29,7 +30,8 @@ std::int64_t nowMs()
     return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-namespace {
+namespace
+{
 
 // Acks and commands owed to a guest that does not read them: a bound, not a backlog.
 constexpr std::size_t kMaxOwedBytes = 1 << 20;
@@ -41,7 +43,8 @@ std::int64_t wallSeconds()
 
 bool isSocket(const std::string &path)
 {
-    struct stat st{};
+    struct stat st {
+    };
     return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
@@ -72,8 +75,7 @@ std::string vmNameFromDir(const std::string &sub)
 {
     if (sub.rfind("domain-", 0) == 0) {
         auto dash = sub.find('-', 7);
-        if (dash != std::string::npos && dash > 7 &&
-            sub.find_first_not_of("0123456789", 7) == dash)
+        if (dash != std::string::npos && dash > 7 && sub.find_first_not_of("0123456789", 7) == dash)
             return sub.substr(dash + 1);
     }
     return sub;
@@ -124,7 +126,8 @@ Result<std::unique_ptr<Collector>> Collector::create(CollectorOptions options)
         options.stateDir = defaultStateDir();
     if (::mkdir(options.stateDir.c_str(), 0750) < 0 && errno != EEXIST)
         return failf(errno, "create state directory {}", options.stateDir);
-    auto store = Store::open(options.stateDir + "/collector.db", StoreOptions{options.maxRowsPerVm});
+    auto store =
+        Store::open(options.stateDir + "/collector.db", StoreOptions{options.maxRowsPerVm});
     if (!store)
         return tl::unexpected(store.error());
     std::unique_ptr<Collector> c(new Collector(std::move(options), std::move(*store)));
@@ -152,9 +155,9 @@ Result<void> Collector::setup()
         return failf(errno, "inotify_init1");
 
     auto watch = [&](const std::string &dir) {
-        int wd = ::inotify_add_watch(inotifyFd_.get(), dir.c_str(),
-                                     IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM |
-                                         IN_ONLYDIR);
+        int wd =
+            ::inotify_add_watch(inotifyFd_.get(), dir.c_str(),
+                                IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
         if (wd >= 0)
             watches_[wd] = dir;
         else
@@ -177,8 +180,10 @@ void Collector::startMetricsServer()
     if (options_.metricsListen.empty())
         return;
     auto colon = options_.metricsListen.rfind(':');
-    std::string host = colon == std::string::npos ? "127.0.0.1" : options_.metricsListen.substr(0, colon);
-    int port = std::atoi(options_.metricsListen.substr(colon == std::string::npos ? 0 : colon + 1).c_str());
+    std::string host =
+        colon == std::string::npos ? "127.0.0.1" : options_.metricsListen.substr(0, colon);
+    int port = std::atoi(
+        options_.metricsListen.substr(colon == std::string::npos ? 0 : colon + 1).c_str());
     http_ = std::make_unique<Http>();
     MetricsRegistry *reg = metrics_.get();
     http_->server.Get("/metrics", [reg](const httplib::Request &, httplib::Response &res) {
@@ -203,7 +208,8 @@ void Collector::addChannel(const ChannelConfig &config)
     if (channels_.count(config.name))
         return;
     if (channels_.size() >= options_.maxChannels) {
-        spdlog::warn("channel limit {} reached: ignoring {}", options_.maxChannels, config.socketPath);
+        spdlog::warn("channel limit {} reached: ignoring {}", options_.maxChannels,
+                     config.socketPath);
         return;
     }
     Channel c;
@@ -224,7 +230,8 @@ void Collector::scanWatchDirs(std::int64_t now)
     for (const auto &dir : options_.watchDirs) {
         for (const auto &entry : listDir(dir)) {
             std::string path = dir + "/" + entry;
-            struct stat st{};
+            struct stat st {
+            };
             if (::stat(path.c_str(), &st) < 0)
                 continue;
             if (S_ISDIR(st.st_mode)) {
@@ -232,8 +239,9 @@ void Collector::scanWatchDirs(std::int64_t now)
                 bool known = std::any_of(watches_.begin(), watches_.end(),
                                          [&](const auto &w) { return w.second == path; });
                 if (!known) {
-                    int wd = ::inotify_add_watch(inotifyFd_.get(), path.c_str(),
-                                                 IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM);
+                    int wd =
+                        ::inotify_add_watch(inotifyFd_.get(), path.c_str(),
+                                            IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM);
                     if (wd >= 0)
                         watches_[wd] = path;
                 }
@@ -293,7 +301,8 @@ void Collector::handleInotify(std::int64_t now)
     if (!any)
         return;
     for (auto &[name, c] : channels_)
-        if (!c.config.discovered && !c.fd && c.throttledUntilMs <= now && isSocket(c.config.socketPath))
+        if (!c.config.discovered && !c.fd && c.throttledUntilMs <= now &&
+            isSocket(c.config.socketPath))
             c.nextAttemptMs = now;
     scanWatchDirs(now);
 }
@@ -399,7 +408,8 @@ void Collector::readChannel(Channel &c, std::int64_t now)
     c.messages.refill(now);
     // Read no more than the guest's allowance and the per-wake chunk, so one
     // guest can neither starve the others nor make us buffer without bound.
-    std::size_t want = std::min<std::size_t>(options_.readChunk, static_cast<std::size_t>(c.bytes.tokens));
+    std::size_t want =
+        std::min<std::size_t>(options_.readChunk, static_cast<std::size_t>(c.bytes.tokens));
     if (want == 0) {
         c.throttledUntilMs = now + std::max<std::int64_t>(1, c.bytes.waitFor(1));
         metrics_->update(c.config.name, [](VmMetrics &m) { ++m.throttled; });
@@ -419,9 +429,13 @@ void Collector::readChannel(Channel &c, std::int64_t now)
 
     // Ingestor stats are per connection; the metrics are for the VM's life.
     const IngestStats st = c.ingestor->stats();
-    const IngestStats d{st.messages - c.seen.messages, st.reports - c.seen.reports,
-                        st.stored - c.seen.stored, st.duplicates - c.seen.duplicates,
-                        st.invalid - c.seen.invalid, 0, 0};
+    const IngestStats d{st.messages - c.seen.messages,
+                        st.reports - c.seen.reports,
+                        st.stored - c.seen.stored,
+                        st.duplicates - c.seen.duplicates,
+                        st.invalid - c.seen.invalid,
+                        0,
+                        0};
     c.seen = st;
     c.messages.tokens -= double(d.messages);
     metrics_->update(c.config.name, [&](VmMetrics &m) {

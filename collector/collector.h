@@ -11,7 +11,8 @@
 #include "store.h"
 #include "unique_fd.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 // A refilling allowance (bytes or messages per second) for one guest.
 struct TokenBucket {
@@ -26,7 +27,7 @@ struct Channel {
     ChannelConfig config;
     UniqueFD fd;
     std::unique_ptr<Ingestor> ingestor;
-    std::string out;            // bytes owed to the agent (acks, commands)
+    std::string out; // bytes owed to the agent (acks, commands)
     std::int64_t nextAttemptMs = 0;
     int backoffMs = 0;
     std::int64_t throttledUntilMs = 0;
@@ -39,8 +40,9 @@ struct Channel {
 // The host side: one poll() loop over every guest channel, the inotify
 // watches and a signalfd. Single-threaded except for the HTTP server, which
 // only reads the metrics registry.
-class Collector {
-public:
+class Collector
+{
+  public:
     static Result<std::unique_ptr<Collector>> create(CollectorOptions options);
     ~Collector();
 
@@ -55,7 +57,7 @@ public:
     // Bound port of /metrics (useful with port 0), 0 when disabled.
     int metricsPort() const { return metricsPort_; }
 
-private:
+  private:
     Collector(CollectorOptions options, Store store);
     Result<void> setup();
     void addChannel(const ChannelConfig &config);

@@ -6,11 +6,13 @@
 
 #include <fmt/format.h>
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 using nlohmann::json;
 
-namespace {
+namespace
+{
 
 // QEMU's key=value option syntax, with ",," standing for a literal comma.
 std::map<std::string, std::string> splitQemuOpts(std::string_view s)
@@ -78,8 +80,10 @@ unsigned long long smapsField(std::string_view text, std::string_view key)
         if (end == std::string_view::npos)
             end = text.size();
         std::string_view line = text.substr(pos, end - pos);
-        if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':')
-            return std::strtoull(std::string(line.substr(key.size() + 1)).c_str(), nullptr, 10) * 1024;
+        if (line.size() > key.size() && line.substr(0, key.size()) == key &&
+            line[key.size()] == ':')
+            return std::strtoull(std::string(line.substr(key.size() + 1)).c_str(), nullptr, 10) *
+                   1024;
         pos = end + 1;
     }
     return 0;
@@ -113,7 +117,8 @@ std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &a
     return out;
 }
 
-namespace {
+namespace
+{
 
 // Longest mount point that prefixes path, from a mountinfo text.
 void classifyMount(std::string_view mountinfo, NvdimmBackend &b)
@@ -137,8 +142,8 @@ void classifyMount(std::string_view mountinfo, NvdimmBackend &b)
         best = mp.size();
         b.hostFsType = fstype;
         std::string all = "," + opts + "," + superOpts + ",";
-        b.onHostDaxFs = all.find(",dax,") != std::string::npos ||
-                        all.find(",dax=always,") != std::string::npos;
+        b.onHostDaxFs =
+            all.find(",dax,") != std::string::npos || all.find(",dax=always,") != std::string::npos;
     }
 }
 
@@ -192,7 +197,8 @@ QemuFacts readQemuFacts(const Root &root, int pid)
             bool inside = false;
             while (std::getline(in, line)) {
                 bool header = !line.empty() && line.find(':') != std::string::npos &&
-                              line.find('-') < line.find(' ') && std::isxdigit(static_cast<unsigned char>(line[0]));
+                              line.find('-') < line.find(' ') &&
+                              std::isxdigit(static_cast<unsigned char>(line[0]));
                 if (header) {
                     auto slash = line.find('/');
                     std::string path = slash == std::string::npos ? "" : line.substr(slash);

@@ -9,16 +9,17 @@
 #include "result.h"
 #include "root.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 // One memory-backend-file that backs an emulated NVDIMM.
 struct NvdimmBackend {
     std::string id, memPath;
     bool share = false, pmem = false;
     bool onDevDax = false, onHostDaxFs = false;
-    std::string hostFsType;            // of the file's mount, "" if unknown
+    std::string hostFsType;               // of the file's mount, "" if unknown
     unsigned long long residentBytes = 0; // Rss of its mapping(s) in QEMU
-    bool mapped = false;               // the path was found in smaps
+    bool mapped = false;                  // the path was found in smaps
     // none: share=off, guest writes never reach the file;
     // page_cache: reaches the file through the host page cache, not power-safe;
     // pmem: shared and on persistent memory (or pmem=on asserted).

@@ -1,6 +1,7 @@
 #include "ingest.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 using nlohmann::json;
 using protocol::Message;
@@ -22,7 +23,8 @@ void Ingestor::invalid(std::string_view why)
 {
     ++stats_.invalid;
     if (stats_.invalid > limits_.maxInvalid && !violation_)
-        violation_ = fmt::format("more than {} malformed messages (last: {})", limits_.maxInvalid, why);
+        violation_ =
+            fmt::format("more than {} malformed messages (last: {})", limits_.maxInvalid, why);
 }
 
 void Ingestor::feed(std::string_view data)
@@ -112,8 +114,13 @@ void Ingestor::handleReturn(const Message &m)
     if (m.id == "info" && m.payload.is_object()) {
         // info carries the same identity as the greeting, for a host that
         // connected without the agent noticing (no greeting sent).
-        Message asGreeting{Message::Kind::Event, std::string(protocol::kEventGreeting), m.payload,
-                           nullptr, {}, {}, nullptr};
+        Message asGreeting{Message::Kind::Event,
+                           std::string(protocol::kEventGreeting),
+                           m.payload,
+                           nullptr,
+                           {},
+                           {},
+                           nullptr};
         auto g = protocol::parseGreeting(asGreeting);
         if (!g) {
             invalid(g.error().message);

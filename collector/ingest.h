@@ -10,7 +10,8 @@
 #include "message.h"
 #include "schema.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 struct IngestLimits {
     protocol::Limits message = protocol::kReportLimits;
@@ -33,8 +34,9 @@ struct IngestStats {
 
 // The host's side of one connection with no I/O: untrusted bytes in, acks
 // and commands out. The collector's channel feeds it; the fuzzer does too.
-class Ingestor {
-public:
+class Ingestor
+{
+  public:
     Ingestor(IngestLimits limits, IngestHooks hooks);
 
     // What to send right after connecting: a sentinel so the agent drops any
@@ -51,7 +53,7 @@ public:
     std::uint64_t lastDropped() const { return lastDropped_; }
     bool synced() const { return synced_; }
 
-private:
+  private:
     void handleLine(const std::string &line);
     void handleEvent(const protocol::Message &m);
     void handleReturn(const protocol::Message &m);

@@ -9,7 +9,8 @@
 using namespace daxprobe;
 using namespace daxprobe::collector;
 
-namespace {
+namespace
+{
 
 int runQuery(const std::string &stateDir, const std::string &vm, std::size_t limit, bool json)
 {
@@ -50,13 +51,17 @@ int main(int argc, char **argv)
     CollectorOptions o;
     std::vector<std::string> sockets;
     std::string config;
-    auto *run = app.add_subcommand("run", "Connect to guest channels, store reports, serve /metrics");
+    auto *run =
+        app.add_subcommand("run", "Connect to guest channels, store reports, serve /metrics");
     run->add_option("--socket", sockets, "A QEMU chardev socket: [NAME=]PATH (repeatable)");
     run->add_option("--config", config, "Config file (see collector/README in PROTOCOL.md)");
-    run->add_option("--watch-dir", o.watchDirs, "Directory of channel sockets to watch (repeatable)");
-    run->add_option("--watch-name", o.watchName, "Socket file name to pick up in watched dirs ('*': any)")
+    run->add_option("--watch-dir", o.watchDirs,
+                    "Directory of channel sockets to watch (repeatable)");
+    run->add_option("--watch-name", o.watchName,
+                    "Socket file name to pick up in watched dirs ('*': any)")
         ->capture_default_str();
-    run->add_option("--state-dir", o.stateDir, "Where collector.db lives (default $STATE_DIRECTORY or /var/lib/daxprobe)");
+    run->add_option("--state-dir", o.stateDir,
+                    "Where collector.db lives (default $STATE_DIRECTORY or /var/lib/daxprobe)");
     run->add_option("--metrics-listen", o.metricsListen, "HOST:PORT for /metrics ('' disables)")
         ->capture_default_str();
     run->add_option("--max-rows", o.maxRowsPerVm, "Reports kept per VM")->capture_default_str();

@@ -4,9 +4,11 @@
 
 #include "store.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
-namespace {
+namespace
+{
 
 // Every code is always exported (0 or 1), so alerts can match on absence of 1.
 constexpr const char *kVerdicts[] = {"dax_verified", "problems_found", "no_nfit",
@@ -78,7 +80,8 @@ std::string MetricsRegistry::render() const
             fn(escapeLabel(vm), m);
     };
 
-    family("daxprobe_vm_connected", "gauge", "1 while the collector is connected to the VM's channel");
+    family("daxprobe_vm_connected", "gauge",
+           "1 while the collector is connected to the VM's channel");
     each([&](const std::string &vm, const VmMetrics &m) {
         out += fmt::format("daxprobe_vm_connected{{vm=\"{}\"}} {}\n", vm, m.connected ? 1 : 0);
     });
@@ -112,15 +115,21 @@ std::string MetricsRegistry::render() const
         std::uint64_t VmMetrics::*field;
     };
     static const Counter kCounters[] = {
-        {"daxprobe_collector_connects_total", "Connections made to the VM's channel", &VmMetrics::connects},
+        {"daxprobe_collector_connects_total", "Connections made to the VM's channel",
+         &VmMetrics::connects},
         {"daxprobe_collector_received_bytes_total", "Bytes read from the VM", &VmMetrics::bytes},
         {"daxprobe_collector_messages_total", "Lines read from the VM", &VmMetrics::messages},
         {"daxprobe_collector_reports_total", "Report events read from the VM", &VmMetrics::reports},
-        {"daxprobe_collector_reports_stored_total", "Reports committed to the store", &VmMetrics::stored},
-        {"daxprobe_collector_reports_duplicate_total", "Resent reports already stored", &VmMetrics::duplicates},
-        {"daxprobe_collector_invalid_messages_total", "Malformed messages from the VM", &VmMetrics::invalid},
-        {"daxprobe_collector_throttled_total", "Times reading from the VM was paused for its rate", &VmMetrics::throttled},
-        {"daxprobe_agent_reports_dropped_total", "Reports the agent dropped from its full queue (agent's count)", &VmMetrics::agentDropped},
+        {"daxprobe_collector_reports_stored_total", "Reports committed to the store",
+         &VmMetrics::stored},
+        {"daxprobe_collector_reports_duplicate_total", "Resent reports already stored",
+         &VmMetrics::duplicates},
+        {"daxprobe_collector_invalid_messages_total", "Malformed messages from the VM",
+         &VmMetrics::invalid},
+        {"daxprobe_collector_throttled_total", "Times reading from the VM was paused for its rate",
+         &VmMetrics::throttled},
+        {"daxprobe_agent_reports_dropped_total",
+         "Reports the agent dropped from its full queue (agent's count)", &VmMetrics::agentDropped},
     };
     for (const auto &c : kCounters) {
         family(c.name, "counter", c.help);
@@ -131,39 +140,44 @@ std::string MetricsRegistry::render() const
     family("daxprobe_collector_disconnects_total", "counter", "Disconnects, by reason");
     each([&](const std::string &vm, const VmMetrics &m) {
         for (const auto &[reason, n] : m.disconnects)
-            out += fmt::format("daxprobe_collector_disconnects_total{{vm=\"{}\",reason=\"{}\"}} {}\n",
-                               vm, escapeLabel(reason), n);
+            out +=
+                fmt::format("daxprobe_collector_disconnects_total{{vm=\"{}\",reason=\"{}\"}} {}\n",
+                            vm, escapeLabel(reason), n);
     });
 
     family("daxprobe_vm_qemu_rss_bytes", "gauge", "Resident set of the VM's QEMU process");
     each([&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
-            out += fmt::format("daxprobe_vm_qemu_rss_bytes{{vm=\"{}\"}} {}\n", vm, m.qemu->rssBytes);
+            out +=
+                fmt::format("daxprobe_vm_qemu_rss_bytes{{vm=\"{}\"}} {}\n", vm, m.qemu->rssBytes);
     });
     family("daxprobe_vm_qemu_pss_bytes", "gauge", "Proportional set size of the VM's QEMU process");
     each([&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
-            out += fmt::format("daxprobe_vm_qemu_pss_bytes{{vm=\"{}\"}} {}\n", vm, m.qemu->pssBytes);
+            out +=
+                fmt::format("daxprobe_vm_qemu_pss_bytes{{vm=\"{}\"}} {}\n", vm, m.qemu->pssBytes);
     });
     family("daxprobe_vm_nvdimm_backend_resident_bytes", "gauge",
            "Resident size of the NVDIMM backend file mapping in QEMU");
     each([&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
             for (const auto &b : m.qemu->backends)
-                out += fmt::format(
-                    "daxprobe_vm_nvdimm_backend_resident_bytes{{vm=\"{}\",backend=\"{}\",path=\"{}\"}} {}\n",
-                    vm, escapeLabel(b.id), escapeLabel(b.memPath), b.residentBytes);
+                out += fmt::format("daxprobe_vm_nvdimm_backend_resident_bytes{{vm=\"{}\",backend="
+                                   "\"{}\",path=\"{}\"}} {}\n",
+                                   vm, escapeLabel(b.id), escapeLabel(b.memPath), b.residentBytes);
     });
     family("daxprobe_vm_nvdimm_backend_persistent", "gauge",
            "1 if the NVDIMM backend can persist guest writes (shared and on pmem/DAX or pmem=on)");
     each([&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
             for (const auto &b : m.qemu->backends)
-                out += fmt::format(
-                    "daxprobe_vm_nvdimm_backend_persistent{{vm=\"{}\",backend=\"{}\",persistence=\"{}\"}} {}\n",
-                    vm, escapeLabel(b.id), b.persistence, b.persistence == "pmem" ? 1 : 0);
+                out += fmt::format("daxprobe_vm_nvdimm_backend_persistent{{vm=\"{}\",backend=\"{}"
+                                   "\",persistence=\"{}\"}} {}\n",
+                                   vm, escapeLabel(b.id), b.persistence,
+                                   b.persistence == "pmem" ? 1 : 0);
     });
-    family("daxprobe_collector_store_errors_total", "counter", "Reports that failed to commit (not acked)");
+    family("daxprobe_collector_store_errors_total", "counter",
+           "Reports that failed to commit (not acked)");
     out += fmt::format("daxprobe_collector_store_errors_total {}\n", storeErrors_);
     return out;
 }

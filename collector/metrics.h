@@ -11,14 +11,15 @@
 
 #include "host_facts.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 // What /metrics shows about one VM (Prometheus naming: daxprobe_ prefix,
 // base units, _total for counters).
 struct VmMetrics {
     bool connected = false;
-    std::uint64_t connects = 0, bytes = 0, messages = 0, reports = 0, stored = 0,
-                  duplicates = 0, invalid = 0, throttled = 0, agentDropped = 0;
+    std::uint64_t connects = 0, bytes = 0, messages = 0, reports = 0, stored = 0, duplicates = 0,
+                  invalid = 0, throttled = 0, agentDropped = 0;
     std::map<std::string, std::uint64_t> disconnects; // by reason
     std::string verdict;                              // last report's top-level code
     std::map<std::string, std::uint64_t> mounts;      // mount verdict code -> count
@@ -27,8 +28,9 @@ struct VmMetrics {
 };
 
 // Shared between the collector loop (writer) and the HTTP thread (reader).
-class MetricsRegistry {
-public:
+class MetricsRegistry
+{
+  public:
     void update(const std::string &vm, const std::function<void(VmMetrics &)> &fn);
     void remove(const std::string &vm);
     void setStoreErrors(std::uint64_t n);
@@ -37,7 +39,7 @@ public:
     // Counts the report's mount verdicts into m.
     static void applyReport(VmMetrics &m, const nlohmann::json &report, std::int64_t now);
 
-private:
+  private:
     mutable std::mutex mu_;
     std::map<std::string, VmMetrics> vms_;
     std::uint64_t storeErrors_ = 0;

@@ -6,7 +6,8 @@
 
 #include "root.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 std::string defaultStateDir()
 {
@@ -54,7 +55,8 @@ Result<void> loadConfigFile(const std::string &path, CollectorOptions &o)
         if (key == "state-dir" && !a.empty())
             o.stateDir = a;
         else if (key == "socket" && !a.empty())
-            o.sockets.push_back(b.empty() ? ChannelConfig{a, a, {}, false} : ChannelConfig{a, b, {}, false});
+            o.sockets.push_back(b.empty() ? ChannelConfig{a, a, {}, false}
+                                          : ChannelConfig{a, b, {}, false});
         else if (key == "pidfile" && !b.empty()) {
             bool found = false;
             for (auto &s : o.sockets)

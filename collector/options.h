@@ -7,32 +7,33 @@
 #include "ingest.h"
 #include "result.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 // One guest channel: a QEMU chardev unix socket (server=on) we connect to.
 struct ChannelConfig {
-    std::string name;       // the VM's key in the store: host-chosen, never guest-claimed
+    std::string name; // the VM's key in the store: host-chosen, never guest-claimed
     std::string socketPath;
-    std::string pidfile;    // optional: QEMU's -pidfile, when SO_PEERCRED cannot tell
+    std::string pidfile;     // optional: QEMU's -pidfile, when SO_PEERCRED cannot tell
     bool discovered = false; // found in a watched directory (dropped when it goes away)
 };
 
 struct CollectorOptions {
-    std::string stateDir;                 // collector.db lives here
-    std::vector<ChannelConfig> sockets;   // --socket and config-file entries
-    std::vector<std::string> watchDirs;   // libvirt-style channel directories
+    std::string stateDir;                           // collector.db lives here
+    std::vector<ChannelConfig> sockets;             // --socket and config-file entries
+    std::vector<std::string> watchDirs;             // libvirt-style channel directories
     std::string watchName = "org.daxprobe.agent.0"; // socket file name to pick up there
-    std::string metricsListen = "127.0.0.1:9477"; // "" disables /metrics
-    std::string procRoot = "/";           // host /proc is read under this (tests)
+    std::string metricsListen = "127.0.0.1:9477";   // "" disables /metrics
+    std::string procRoot = "/";                     // host /proc is read under this (tests)
 
     std::size_t maxRowsPerVm = 10000;
     std::size_t maxChannels = 256;
     int backoffInitialMs = 500;
     int backoffMaxMs = 30000;
-    int penaltyMs = 60000;          // wait after hanging up on a misbehaving guest
+    int penaltyMs = 60000; // wait after hanging up on a misbehaving guest
     int hostFactsIntervalMs = 30000;
-    std::size_t readChunk = 64 * 1024;     // per wake per channel: fairness
-    double bytesPerSecond = 1 << 20;       // sustained rate per guest before throttling
+    std::size_t readChunk = 64 * 1024; // per wake per channel: fairness
+    double bytesPerSecond = 1 << 20;   // sustained rate per guest before throttling
     double burstBytes = 4 << 20;
     double messagesPerSecond = 50;
     double burstMessages = 500;

@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 using nlohmann::json;
 
-namespace {
+namespace
+{
 
 std::string isoTime(std::int64_t t)
 {
@@ -22,7 +24,10 @@ std::string isoTime(std::int64_t t)
     return buf;
 }
 
-std::string orDash(const std::string &s) { return s.empty() ? "-" : s; }
+std::string orDash(const std::string &s)
+{
+    return s.empty() ? "-" : s;
+}
 
 } // namespace
 
@@ -48,8 +53,8 @@ json latestJson(const std::vector<VmState> &vms)
 
 std::string latestTable(const std::vector<VmState> &vms)
 {
-    std::string out = fmt::format("{:<24} {:<20} {:<20} {:>7} {:>8} {}\n", "VM", "HOSTNAME", "VERDICT",
-                                  "SEQ", "REPORTS", "LAST REPORT");
+    std::string out = fmt::format("{:<24} {:<20} {:<20} {:>7} {:>8} {}\n", "VM", "HOSTNAME",
+                                  "VERDICT", "SEQ", "REPORTS", "LAST REPORT");
     for (const auto &v : vms)
         out += fmt::format("{:<24} {:<20} {:<20} {:>7} {:>8} {}\n", v.vm, orDash(v.hostname),
                            orDash(v.verdict), v.seq, v.reportCount, isoTime(v.lastReportAt));
@@ -72,8 +77,8 @@ json historyJson(const std::string &vm, const std::vector<StoredReport> &reports
 
 std::string historyTable(const std::string &vm, const std::vector<StoredReport> &reports)
 {
-    std::string out = fmt::format("history of {} (newest first)\n{:<22} {:<18} {:>7} {:<9} {}\n", vm,
-                                  "RECEIVED", "STREAM", "SEQ", "REASON", "VERDICT");
+    std::string out = fmt::format("history of {} (newest first)\n{:<22} {:<18} {:>7} {:<9} {}\n",
+                                  vm, "RECEIVED", "STREAM", "SEQ", "REASON", "VERDICT");
     for (const auto &r : reports)
         out += fmt::format("{:<22} {:<18} {:>7} {:<9} {}\n", isoTime(r.receivedAt), r.stream, r.seq,
                            orDash(r.reason), r.verdict);

@@ -7,7 +7,8 @@
 
 #include "store.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 // `daxprobe-collector query`: pure renderers over what the store returned.
 nlohmann::json latestJson(const std::vector<VmState> &vms);

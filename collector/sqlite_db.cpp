@@ -2,7 +2,8 @@
 
 #include <cerrno>
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 Result<SqliteDb> SqliteDb::open(const std::string &path, bool readOnly)
 {

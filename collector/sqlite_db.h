@@ -8,11 +8,13 @@
 
 #include "result.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 // Sole owner of a prepared statement. Bind indexes are 1-based, columns 0-based.
-class Statement {
-public:
+class Statement
+{
+  public:
     Statement() = default;
     explicit Statement(sqlite3_stmt *s) : stmt_(s) {}
     ~Statement() { sqlite3_finalize(stmt_); }
@@ -56,13 +58,14 @@ public:
     }
     bool columnIsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
 
-private:
+  private:
     sqlite3_stmt *stmt_ = nullptr;
 };
 
 // Sole owner of a sqlite3 connection (design.md, convention 3).
-class SqliteDb {
-public:
+class SqliteDb
+{
+  public:
     static Result<SqliteDb> open(const std::string &path, bool readOnly);
     SqliteDb() = default;
     ~SqliteDb() { sqlite3_close_v2(db_); }
@@ -80,7 +83,7 @@ public:
     std::string errorMessage() const { return db_ ? sqlite3_errmsg(db_) : "no database"; }
     sqlite3 *get() const { return db_; }
 
-private:
+  private:
     explicit SqliteDb(sqlite3 *db) : db_(db) {}
     sqlite3 *db_ = nullptr;
 };

@@ -2,11 +2,13 @@
 
 #include <cerrno>
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 using nlohmann::json;
 
-namespace {
+namespace
+{
 
 constexpr const char *kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS vms (
@@ -39,9 +41,13 @@ CREATE INDEX IF NOT EXISTS reports_by_vm ON reports (vm, id);
 )sql";
 
 // Rolls back unless committed: every early return leaves the db untouched.
-class Transaction {
-public:
-    explicit Transaction(SqliteDb &db) : db_(db) { ok_ = static_cast<bool>(db_.exec("BEGIN IMMEDIATE")); }
+class Transaction
+{
+  public:
+    explicit Transaction(SqliteDb &db) : db_(db)
+    {
+        ok_ = static_cast<bool>(db_.exec("BEGIN IMMEDIATE"));
+    }
     ~Transaction()
     {
         if (ok_ && !done_)
@@ -54,7 +60,7 @@ public:
         return db_.exec("COMMIT");
     }
 
-private:
+  private:
     SqliteDb &db_;
     bool ok_ = false, done_ = false;
 };
@@ -123,7 +129,8 @@ Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvel
                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     if (!ins)
         return tl::unexpected(ins.error());
-    std::string metrics = r.metrics.is_null() ? "" : r.metrics.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string metrics =
+        r.metrics.is_null() ? "" : r.metrics.dump(-1, ' ', false, json::error_handler_t::replace);
     ins->bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
     ins->bind(5, r.reason).bind(6, verdict);
     ins->bind(7, r.report.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -151,8 +158,9 @@ Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvel
         return tl::unexpected(s.error());
 
     // Per-VM row limit: a chatty guest cannot fill the host's disk.
-    auto trim = db_.prepare("DELETE FROM reports WHERE vm = ?1 AND id <= "
-                            "(SELECT id FROM reports WHERE vm = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
+    auto trim =
+        db_.prepare("DELETE FROM reports WHERE vm = ?1 AND id <= "
+                    "(SELECT id FROM reports WHERE vm = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
     if (!trim)
         return tl::unexpected(trim.error());
     trim->bind(1, vm).bind(2, static_cast<std::int64_t>(options_.maxRowsPerVm));

@@ -9,7 +9,8 @@
 #include "schema.h"
 #include "sqlite_db.h"
 
-namespace daxprobe::collector {
+namespace daxprobe::collector
+{
 
 struct StoredReport {
     std::string vm, stream, verdict, reason;
@@ -34,8 +35,9 @@ struct StoreOptions {
 // Every report and the latest state per VM, in SQLite with WAL so `query`
 // reads while the collector writes. The VM key is the host-side channel name,
 // never anything the guest claims.
-class Store {
-public:
+class Store
+{
+  public:
     static Result<Store> open(const std::string &path, StoreOptions options = {});
     static Result<Store> openReadOnly(const std::string &path);
 
@@ -51,7 +53,7 @@ public:
     Result<std::vector<StoredReport>> history(const std::string &vm, std::size_t limit);
     Result<std::uint64_t> reportCount(const std::string &vm);
 
-private:
+  private:
     Store(SqliteDb db, StoreOptions options) : db_(std::move(db)), options_(options) {}
     Result<void> migrate();
 

@@ -4,7 +4,8 @@
 
 #include "protocol_limits.h"
 
-namespace daxprobe::protocol {
+namespace daxprobe::protocol
+{
 
 void LineDecoder::feed(std::string_view data, std::vector<Frame> &out)
 {

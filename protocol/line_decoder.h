@@ -5,14 +5,16 @@
 #include <string_view>
 #include <vector>
 
-namespace daxprobe::protocol {
+namespace daxprobe::protocol
+{
 
 // Splits a byte stream into lines, incrementally, with a hard cap on what it
 // buffers: a peer can never make it hold more than maxLine bytes. A 0xFF
 // sentinel throws away any partial line (resynchronisation); an over-long
 // line is reported once and skipped up to its newline.
-class LineDecoder {
-public:
+class LineDecoder
+{
+  public:
     struct Frame {
         enum class Kind {
             Line,     // one complete line, newline and a trailing '\r' removed
@@ -46,7 +48,7 @@ public:
     bool skipping() const { return skipping_; }
     std::size_t maxLine() const { return maxLine_; }
 
-private:
+  private:
     std::size_t maxLine_;
     std::string buf_;
     bool skipping_ = false;

@@ -3,7 +3,8 @@
 #include <cerrno>
 #include <ctime>
 
-namespace daxprobe::protocol {
+namespace daxprobe::protocol
+{
 
 std::string_view errorClassFor(const Error &error)
 {
@@ -58,8 +59,7 @@ Result<json> parseObject(std::string_view line, const Limits &limits)
         return failf(EMSGSIZE, "message of {} bytes exceeds the limit of {}", line.size(),
                      limits.maxMessageBytes);
     if (std::size_t d = jsonDepth(line); d > limits.maxDepth)
-        return failf(EBADMSG, "message nested {} deep exceeds the limit of {}", d,
-                     limits.maxDepth);
+        return failf(EBADMSG, "message nested {} deep exceeds the limit of {}", d, limits.maxDepth);
     json j = json::parse(line.begin(), line.end(), nullptr, false);
     if (j.is_discarded())
         return fail("message is not valid JSON", EBADMSG);
@@ -68,7 +68,8 @@ Result<json> parseObject(std::string_view line, const Limits &limits)
     return j;
 }
 
-namespace {
+namespace
+{
 
 bool validId(const json &id)
 {

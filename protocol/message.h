@@ -8,12 +8,14 @@
 #include "protocol_limits.h"
 #include "result.h"
 
-namespace daxprobe::protocol {
+namespace daxprobe::protocol
+{
 
 using nlohmann::json;
 
 // Error classes carried in {"error":{"class":...}} (PROTOCOL.md, "Errors").
-namespace error_class {
+namespace error_class
+{
 inline constexpr std::string_view kParseError = "ParseError";
 inline constexpr std::string_view kMessageTooLarge = "MessageTooLarge";
 inline constexpr std::string_view kInvalidMessage = "InvalidMessage";
@@ -30,11 +32,11 @@ std::string_view errorClassFor(const Error &error);
 struct Message {
     enum class Kind { Command, Return, Error, Event };
     Kind kind = Kind::Command;
-    std::string name;  // "execute" or "event" name
-    json payload;      // arguments (object, may be empty), return value, or event data
-    json id;           // null when absent; any scalar the peer chose
+    std::string name; // "execute" or "event" name
+    json payload;     // arguments (object, may be empty), return value, or event data
+    json id;          // null when absent; any scalar the peer chose
     std::string errorClass, errorDesc;
-    json timestamp;    // events only: {"seconds","microseconds"}
+    json timestamp; // events only: {"seconds","microseconds"}
 };
 
 // Nesting depth of a JSON text, found by a scan that honours strings, so a

@@ -2,7 +2,8 @@
 
 #include <cstddef>
 
-namespace daxprobe::protocol {
+namespace daxprobe::protocol
+{
 
 // Version of the wire protocol announced in the greeting. Bump on any
 // incompatible change; additive fields do not bump it.

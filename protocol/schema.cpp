@@ -3,14 +3,16 @@
 #include <array>
 #include <cerrno>
 
-namespace daxprobe::protocol {
+namespace daxprobe::protocol
+{
 
 std::span<const CommandSpec> commandSpecs()
 {
     static constexpr std::array<CommandSpec, 7> kCommands{{
         {"ping", "liveness: returns {}"},
         {"info", "agent identity, protocol version, commands, queue state"},
-        {"sync", "guest-sync-delimited: replies 0xFF then {\"return\": id}; resends pending reports"},
+        {"sync",
+         "guest-sync-delimited: replies 0xFF then {\"return\": id}; resends pending reports"},
         {"check", "runs the full check now; returns the daxprobe.check/1 report"},
         {"metrics", "page-cache and fault counters now"},
         {"ack", "host stored reports of `stream` up to `seq`; the agent forgets them"},
@@ -35,23 +37,23 @@ json makeGreeting(const AgentIdentity &agent, const Limits &limits)
     json commands = json::array();
     for (const auto &c : commandSpecs())
         commands.push_back(c.name);
-    return makeEvent(kEventGreeting,
-                     {{"protocol", kProtocolVersion},
-                      {"agent",
-                       {{"name", "daxprobe"},
-                        {"version", agent.version},
-                        {"machine_id", agent.machineId},
-                        {"hostname", agent.hostname},
-                        {"stream", agent.stream}}},
-                      {"capabilities",
-                       {{"commands", commands},
-                        {"events", {kEventGreeting, kEventReport}},
-                        {"sentinel", true},
-                        {"max_message_bytes", limits.maxMessageBytes},
-                        {"max_depth", limits.maxDepth}}}});
+    return makeEvent(kEventGreeting, {{"protocol", kProtocolVersion},
+                                      {"agent",
+                                       {{"name", "daxprobe"},
+                                        {"version", agent.version},
+                                        {"machine_id", agent.machineId},
+                                        {"hostname", agent.hostname},
+                                        {"stream", agent.stream}}},
+                                      {"capabilities",
+                                       {{"commands", commands},
+                                        {"events", {kEventGreeting, kEventReport}},
+                                        {"sentinel", true},
+                                        {"max_message_bytes", limits.maxMessageBytes},
+                                        {"max_depth", limits.maxDepth}}}});
 }
 
-namespace {
+namespace
+{
 
 std::string stringField(const json &o, const char *key, std::size_t maxLen)
 {

@@ -7,7 +7,8 @@
 
 #include "message.h"
 
-namespace daxprobe::protocol {
+namespace daxprobe::protocol
+{
 
 // The agent's read-only command set (PROTOCOL.md, "Commands"). An explicit
 // table, shared by the agent (dispatch) and the docs/tests (completeness).
@@ -42,9 +43,9 @@ Result<Greeting> parseGreeting(const Message &m);
 struct ReportEnvelope {
     std::string stream;
     std::uint64_t seq = 0;
-    std::string reason; // start | interval | change
-    json report;        // daxprobe.check/1 document
-    json metrics;       // collectMetrics() at the same time (object or null)
+    std::string reason;               // start | interval | change
+    json report;                      // daxprobe.check/1 document
+    json metrics;                     // collectMetrics() at the same time (object or null)
     std::uint64_t droppedReports = 0; // agent's count of reports it had to drop
 };
 

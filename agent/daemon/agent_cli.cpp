@@ -10,7 +10,8 @@
 #define DAXPROBE_VERSION "unknown"
 #endif
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &o)
 {
@@ -50,7 +51,8 @@ int runAgent(const DaemonOptions &options)
         return runCheck(co).report;
     };
     hooks.metrics = [root = options.root] { return collectMetrics(root); };
-    auto daemon = AgentDaemon::create(options, readIdentity(*root, DAXPROBE_VERSION), std::move(hooks));
+    auto daemon =
+        AgentDaemon::create(options, readIdentity(*root, DAXPROBE_VERSION), std::move(hooks));
     if (!daemon) {
         spdlog::error("{}", daemon.error().describe());
         return 2;

@@ -4,7 +4,8 @@
 
 #include "daemon.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Registers `daxprobe agent` on app; options land in `options`.
 CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &options);

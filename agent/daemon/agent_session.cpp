@@ -2,13 +2,15 @@
 
 #include <exception>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 using nlohmann::json;
 using protocol::Message;
 namespace ec = protocol::error_class;
 
-namespace {
+namespace
+{
 
 // A command's outcome: a value, or an error class and description.
 struct Reply {
@@ -17,8 +19,14 @@ struct Reply {
     std::string desc;
 };
 
-Reply ok(json v) { return {std::move(v), {}, {}}; }
-Reply err(std::string_view cls, std::string desc) { return {nullptr, cls, std::move(desc)}; }
+Reply ok(json v)
+{
+    return {std::move(v), {}, {}};
+}
+Reply err(std::string_view cls, std::string desc)
+{
+    return {nullptr, cls, std::move(desc)};
+}
 
 } // namespace
 
@@ -107,11 +115,12 @@ void AgentSession::pushReport(json report, std::string_view reason)
     std::string line = protocol::encode(protocol::makeReportEvent(env));
     if (line.size() > options_.reportLimits.maxMessageBytes) {
         // The host would refuse it; send the verdict alone so it still learns it.
-        env.report = {{"schema", "daxprobe.check/1"},
-                      {"verdict",
-                       {{"code", env.report.value("verdict", json::object()).value("code", "check_failed")},
-                        {"summary", "full report exceeded the protocol size limit"}}},
-                      {"truncated", true}};
+        env.report = {
+            {"schema", "daxprobe.check/1"},
+            {"verdict",
+             {{"code", env.report.value("verdict", json::object()).value("code", "check_failed")},
+              {"summary", "full report exceeded the protocol size limit"}}},
+            {"truncated", true}};
         env.metrics = nullptr;
         line = protocol::encode(protocol::makeReportEvent(env));
     }
@@ -155,8 +164,8 @@ void AgentSession::onBytes(std::string_view data)
         case protocol::LineDecoder::Frame::Kind::Oversize:
             ++badMessages_;
             send(protocol::encode(protocol::makeError(
-                ec::kMessageTooLarge,
-                fmt::format("line longer than {} bytes", decoder_.maxLine()), nullptr)));
+                ec::kMessageTooLarge, fmt::format("line longer than {} bytes", decoder_.maxLine()),
+                nullptr)));
             break;
         case protocol::LineDecoder::Frame::Kind::Resync:
             break; // the host flushed its side; nothing to answer
@@ -279,10 +288,9 @@ json AgentSession::dispatch(const Message &m, bool &sentinelFirst)
         return protocol::makeReturn(std::move(r.value), m.id);
     }
     ++badMessages_;
-    return protocol::makeError(ec::kCommandNotFound,
-                               fmt::format("unknown command '{}'",
-                                           protocol::sanitizeIdentifier(m.name, 64)),
-                               m.id);
+    return protocol::makeError(
+        ec::kCommandNotFound,
+        fmt::format("unknown command '{}'", protocol::sanitizeIdentifier(m.name, 64)), m.id);
 }
 
 } // namespace daxprobe

@@ -12,7 +12,8 @@
 #include "report_queue.h"
 #include "schema.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // What the daemon asks of the rest of the agent. Injected so the session and
 // the loop build and test without the probes.
@@ -22,16 +23,17 @@ struct AgentHooks {
 };
 
 struct SessionOptions {
-    std::size_t maxPending = 64;              // unacknowledged reports kept
-    std::size_t maxOutputBytes = 8 << 20;     // bytes queued for a slow host
+    std::size_t maxPending = 64;          // unacknowledged reports kept
+    std::size_t maxOutputBytes = 8 << 20; // bytes queued for a slow host
     protocol::Limits commandLimits = protocol::kCommandLimits;
     protocol::Limits reportLimits = protocol::kReportLimits;
 };
 
 // The agent's side of the protocol with no I/O: bytes in, bytes out. The
 // daemon loop owns the fd and feeds this; tests drive it directly.
-class AgentSession {
-public:
+class AgentSession
+{
+  public:
     AgentSession(protocol::AgentIdentity identity, AgentHooks hooks, SessionOptions options = {});
 
     // The host arrived: sentinel (so it drops any half line of ours), greeting,
@@ -63,7 +65,7 @@ public:
     // what "the verdict changed" means.
     static std::string fingerprint(const nlohmann::json &report);
 
-private:
+  private:
     void handleLine(const std::string &line);
     nlohmann::json dispatch(const protocol::Message &m, bool &sentinelFirst);
     void pushReport(nlohmann::json report, std::string_view reason);

@@ -17,7 +17,8 @@
 
 #include "daemon_port.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 std::int64_t monotonicMs()
 {
@@ -26,7 +27,8 @@ std::int64_t monotonicMs()
     return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-namespace {
+namespace
+{
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
@@ -38,7 +40,8 @@ Result<UniqueFD> listenUnix(const std::string &path)
     UniqueFD fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd)
         return failf(errno, "socket");
-    struct stat st{};
+    struct stat st {
+    };
     // Replace a stale socket from an earlier run, never a regular file.
     if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
         ::unlink(path.c_str());
@@ -56,8 +59,8 @@ Result<UniqueFD> listenUnix(const std::string &path)
 
 AgentDaemon::AgentDaemon(const DaemonOptions &options, protocol::AgentIdentity identity,
                          AgentHooks hooks)
-    : options_(options),
-      session_(std::move(identity), std::move(hooks), SessionOptions{.maxPending = options.maxPending})
+    : options_(options), session_(std::move(identity), std::move(hooks),
+                                  SessionOptions{.maxPending = options.maxPending})
 {
 }
 
@@ -121,8 +124,8 @@ Result<void> AgentDaemon::openTransport()
         // O_ASYNC has no effect in open(2); it needs F_SETOWN + F_SETFL.
         if (::fcntl(portFd_.get(), F_SETOWN, ::getpid()) < 0 ||
             ::fcntl(portFd_.get(), F_SETFL, ::fcntl(portFd_.get(), F_GETFL) | O_ASYNC) < 0)
-            spdlog::warn("{}: no SIGIO ({}); host connects are noticed at the next timer",
-                         path_, Error::errnoName(errno));
+            spdlog::warn("{}: no SIGIO ({}); host connects are noticed at the next timer", path_,
+                         Error::errnoName(errno));
     }
     probePort();
     return {};

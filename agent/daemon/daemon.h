@@ -8,11 +8,12 @@
 #include "result.h"
 #include "unique_fd.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 struct DaemonOptions {
     std::string portName = "org.daxprobe.agent.0"; // virtio-serial port name
-    std::string portPath;   // explicit device path, skips the lookup by name
+    std::string portPath;                          // explicit device path, skips the lookup by name
     std::string listenPath; // serve a unix socket instead (tests, no virtio-serial)
     std::string root = "/"; // where /dev, /sys, /etc are looked up
     unsigned intervalSeconds = 300;
@@ -27,11 +28,11 @@ struct DaemonOptions {
 // while the host is away: a virtio port in POLLHUP is left out of the poll set
 // and we wait for SIGIO (O_ASYNC: the port signals host open/close and data)
 // or for the next timer.
-class AgentDaemon {
-public:
-    static Result<std::unique_ptr<AgentDaemon>> create(const DaemonOptions &options,
-                                                       protocol::AgentIdentity identity,
-                                                       AgentHooks hooks);
+class AgentDaemon
+{
+  public:
+    static Result<std::unique_ptr<AgentDaemon>>
+    create(const DaemonOptions &options, protocol::AgentIdentity identity, AgentHooks hooks);
     ~AgentDaemon();
     AgentDaemon(const AgentDaemon &) = delete;
     AgentDaemon &operator=(const AgentDaemon &) = delete;
@@ -46,7 +47,7 @@ public:
     AgentSession &session() { return session_; }
     const std::string &transportPath() const { return path_; }
 
-private:
+  private:
     AgentDaemon(const DaemonOptions &options, protocol::AgentIdentity identity, AgentHooks hooks);
     Result<void> openTransport();
     void probePort();

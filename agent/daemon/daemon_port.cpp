@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 Result<std::string> findVirtioPort(const Root &root, std::string_view name)
 {
@@ -27,7 +28,8 @@ Result<std::string> findVirtioPort(const Root &root, std::string_view name)
     return failf(ENOENT, "no virtio port named {}", name);
 }
 
-namespace {
+namespace
+{
 
 std::string randomStream()
 {

@@ -3,11 +3,12 @@
 #include <string>
 #include <string_view>
 
-#include "schema.h"
 #include "result.h"
 #include "root.h"
+#include "schema.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Where the virtio-serial port named `name` lives, relative to root:
 // /dev/virtio-ports/NAME (udev's symlink) or, without udev, the vportNpM

@@ -5,13 +5,15 @@
 #include <deque>
 #include <string>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Reports the host has not acknowledged yet, oldest first, each kept as its
 // encoded line so a resend is byte-identical. Bounded: past the bound the
 // oldest is dropped and counted (a host that never acks must not grow us).
-class ReportQueue {
-public:
+class ReportQueue
+{
+  public:
     struct Entry {
         std::uint64_t seq;
         std::string line;
@@ -44,7 +46,7 @@ public:
     std::uint64_t dropped() const { return dropped_; }
     std::size_t capacity() const { return max_; }
 
-private:
+  private:
     std::size_t max_;
     std::deque<Entry> entries_;
     std::uint64_t dropped_ = 0;

@@ -10,7 +10,9 @@ using namespace daxprobe;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
     AgentSession s({"m", "h", "abcd", "fuzz"},
-                   AgentHooks{[] { return nlohmann::json{{"verdict", {{"code", "dax_verified"}}}}; },
+                   AgentHooks{[] {
+                                  return nlohmann::json{{"verdict", {{"code", "dax_verified"}}}};
+                              },
                               [] { return nlohmann::json::object(); }},
                    SessionOptions{.maxPending = 4, .maxOutputBytes = 1 << 16});
     s.produceReport("start");

@@ -12,7 +12,8 @@
 #include "daemon.h"
 #include "tmpdir.h"
 
-namespace itest {
+namespace itest
+{
 
 using namespace daxprobe;
 using nlohmann::json;
@@ -22,8 +23,12 @@ struct FakeGuest {
     std::string verdict = "dax_verified";
     AgentHooks hooks()
     {
-        return {[this] { return json{{"schema", "daxprobe.check/1"}, {"verdict", {{"code", verdict}}}}; },
-                [] { return json{{"meminfo", {{"Cached", 0}}}}; }};
+        return {[this] {
+                    return json{{"schema", "daxprobe.check/1"}, {"verdict", {{"code", verdict}}}};
+                },
+                [] {
+                    return json{{"meminfo", {{"Cached", 0}}}};
+                }};
     }
 };
 
@@ -36,7 +41,8 @@ inline std::unique_ptr<AgentDaemon> makeAgent(const std::string &socket, FakeGue
     o.recheckSeconds = 0;
     o.handleSignals = false;
     o.watchMounts = false;
-    auto a = AgentDaemon::create(o, {"machine-" + stream, "host-" + stream, stream, "test"}, guest.hooks());
+    auto a = AgentDaemon::create(o, {"machine-" + stream, "host-" + stream, stream, "test"},
+                                 guest.hooks());
     REQUIRE(a);
     return std::move(*a);
 }

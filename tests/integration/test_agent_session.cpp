@@ -5,11 +5,14 @@
 using namespace daxprobe;
 using nlohmann::json;
 
-namespace {
+namespace
+{
 
 struct Fixture {
-    json report = {{"schema", "daxprobe.check/1"}, {"verdict", {{"code", "dax_verified"}}},
-                   {"mounts", json::array({{{"mount_point", "/mnt"}, {"verdict", {{"code", "dax_active"}}}}})}};
+    json report = {{"schema", "daxprobe.check/1"},
+                   {"verdict", {{"code", "dax_verified"}}},
+                   {"mounts", json::array({{{"mount_point", "/mnt"},
+                                            {"verdict", {{"code", "dax_active"}}}}})}};
     int checks = 0;
     AgentSession session;
 
@@ -19,7 +22,9 @@ struct Fixture {
                                  ++checks;
                                  return report;
                              },
-                             [] { return json{{"meminfo", {{"Cached", 1}}}}; }},
+                             [] {
+                                 return json{{"meminfo", {{"Cached", 1}}}};
+                             }},
                   SessionOptions{.maxPending = maxPending})
     {
     }
@@ -75,7 +80,7 @@ TEST_CASE("every command of the table is dispatched", "[agent][session]")
     f.drain();
     for (const auto &c : protocol::commandSpecs()) {
         INFO(c.name);
-        json args = c.name == "sync" ? json{{"id", 1}}
+        json args = c.name == "sync"  ? json{{"id", 1}}
                     : c.name == "ack" ? json{{"stream", "abcd"}, {"seq", 1}}
                                       : json::object();
         json r = f.call(protocol::makeCommand(c.name, args, 9).dump());
@@ -98,8 +103,8 @@ TEST_CASE("structured errors for unknown commands and malformed input", "[agent]
     CHECK(f.call(R"({"execute":"sync","arguments":{"id":"x"}})")["error"] == "InvalidParameter");
     CHECK(f.call(R"({"execute":"ack","arguments":{"seq":1}})")["error"] == "InvalidParameter");
     CHECK(f.call(R"({"event":"x"})")["error"] == "InvalidMessage");
-    CHECK(f.call("{\"execute\":\"ping\",\"arguments\":" + std::string(50, '[') + std::string(50, ']') + "}")["error"] ==
-          "ParseError");
+    CHECK(f.call("{\"execute\":\"ping\",\"arguments\":" + std::string(50, '[') +
+                 std::string(50, ']') + "}")["error"] == "ParseError");
     f.session.onBytes(std::string(100 * 1024, 'x') + "\n");
     auto msgs = f.drain();
     REQUIRE(msgs.size() == 1);
@@ -113,7 +118,8 @@ TEST_CASE("sync answers after a sentinel and resends pending reports", "[agent][
     f.session.onConnect();
     f.session.produceReport("start");
     f.drain();
-    f.session.onBytes("garbage-without-newline\xff{\"execute\":\"sync\",\"arguments\":{\"id\":42}}\n");
+    f.session.onBytes(
+        "garbage-without-newline\xff{\"execute\":\"sync\",\"arguments\":{\"id\":42}}\n");
     std::string out(f.session.output());
     CHECK(out.front() == '\xff');
     auto msgs = f.drain();
@@ -129,8 +135,10 @@ TEST_CASE("ack is cumulative and per stream", "[agent][session]")
         f.session.produceReport("interval");
     f.session.onConnect();
     f.drain();
-    CHECK(f.call(R"({"execute":"ack","arguments":{"stream":"ffff","seq":5}})")["return"]["acked"] == 0);
-    CHECK(f.call(R"({"execute":"ack","arguments":{"stream":"abcd","seq":3}})")["return"]["acked"] == 3);
+    CHECK(f.call(R"({"execute":"ack","arguments":{"stream":"ffff","seq":5}})")["return"]["acked"] ==
+          0);
+    CHECK(f.call(R"({"execute":"ack","arguments":{"stream":"abcd","seq":3}})")["return"]["acked"] ==
+          3);
     CHECK(f.session.queue().size() == 2);
     CHECK(f.session.queue().entries().front().seq == 4);
 }
@@ -165,7 +173,11 @@ TEST_CASE("recheck reports only when a verdict changes", "[agent][session]")
 
 TEST_CASE("a slow host cannot grow the output without bound", "[agent][session]")
 {
-    AgentSession s({"m", "h", "ab", "v"}, AgentHooks{[] { return json{{"pad", std::string(1000, 'x')}}; }, {}},
+    AgentSession s({"m", "h", "ab", "v"},
+                   AgentHooks{[] {
+                                  return json{{"pad", std::string(1000, 'x')}};
+                              },
+                              {}},
                    SessionOptions{.maxPending = 1000, .maxOutputBytes = 10000});
     s.onConnect();
     for (int i = 0; i < 100; ++i)

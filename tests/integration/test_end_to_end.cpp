@@ -43,7 +43,8 @@ TEST_CASE("agent reports reach the store and are acknowledged", "[integration]")
     auto res = http.Get("/metrics");
     REQUIRE(res);
     CHECK(res->status == 200);
-    CHECK_THAT(res->body, Catch::Contains("daxprobe_vm_verdict{vm=\"vm1\",verdict=\"problems_found\"} 1"));
+    CHECK_THAT(res->body,
+               Catch::Contains("daxprobe_vm_verdict{vm=\"vm1\",verdict=\"problems_found\"} 1"));
     CHECK_THAT(res->body, Catch::Contains("daxprobe_collector_reports_stored_total{vm=\"vm1\"} 2"));
     CHECK_THAT(res->body, Catch::Contains("daxprobe_vm_connected{vm=\"vm1\"} 1"));
 }
@@ -61,9 +62,8 @@ TEST_CASE("collector restart: acked reports survive, unacked are resent, none du
     auto c1 = makeCollector(opts);
     for (int i = 0; i < 2; ++i)
         agent->session().produceReport("interval");
-    REQUIRE(pump({agent.get()}, c1.get(), [&] {
-        return stored(*c1, "vm1") == 3 && agent->session().queue().size() == 0;
-    }));
+    REQUIRE(pump({agent.get()}, c1.get(),
+                 [&] { return stored(*c1, "vm1") == 3 && agent->session().queue().size() == 0; }));
 
     c1.reset(); // the host goes away (a crash: no goodbye)
     REQUIRE(pump({agent.get()}, nullptr, [&] { return !agent->session().connected(); }));
@@ -74,9 +74,8 @@ TEST_CASE("collector restart: acked reports survive, unacked are resent, none du
     CHECK(agent->session().queue().size() == 4);
 
     auto c2 = makeCollector(opts);
-    REQUIRE(pump({agent.get()}, c2.get(), [&] {
-        return stored(*c2, "vm1") == 7 && agent->session().queue().size() == 0;
-    }));
+    REQUIRE(pump({agent.get()}, c2.get(),
+                 [&] { return stored(*c2, "vm1") == 7 && agent->session().queue().size() == 0; }));
     auto hist = c2->store().history("vm1", 100);
     REQUIRE(hist);
     REQUIRE(hist->size() == 7);
@@ -104,7 +103,8 @@ TEST_CASE("agent restart starts a new stream without colliding with the old one"
     CHECK(coll->store().latest()->front().stream == "cc02");
 }
 
-namespace {
+namespace
+{
 
 // A hostile "guest": a listening socket whose accepted peer the test writes.
 struct RogueGuest {
@@ -157,20 +157,24 @@ TEST_CASE("a garbage-flooding guest is disconnected while another keeps reportin
     for (int i = 0; i < 64; ++i)
         garbage += "{\"event\":\"report\",\"data\":{\"seq\":\"nope\"}}\nnot json at all\n";
     int reports = 1;
-    bool kicked = pump({agent.get()}, coll.get(), [&] {
-        return !coll->connected("rogue") && rogue.accepted > 0 && stored(*coll, "good") >= 5;
-    }, [&] {
-        rogue.pumpOut(garbage);
-        if (agent->session().queue().size() == 0 && reports < 5) {
-            agent->session().produceReport("interval");
-            ++reports;
-        }
-    });
+    bool kicked = pump(
+        {agent.get()}, coll.get(),
+        [&] {
+            return !coll->connected("rogue") && rogue.accepted > 0 && stored(*coll, "good") >= 5;
+        },
+        [&] {
+            rogue.pumpOut(garbage);
+            if (agent->session().queue().size() == 0 && reports < 5) {
+                agent->session().produceReport("interval");
+                ++reports;
+            }
+        });
     REQUIRE(kicked);
     CHECK(stored(*coll, "rogue") == 0); // nothing it sent was stored
     CHECK(coll->connected("good"));
     CHECK_THAT(coll->metrics().render(),
-               Catch::Contains("daxprobe_collector_disconnects_total{vm=\"rogue\",reason=\"violation\"} 1"));
+               Catch::Contains(
+                   "daxprobe_collector_disconnects_total{vm=\"rogue\",reason=\"violation\"} 1"));
     // Penalised: not reconnected right away (penalty 60 s by default).
     CHECK(coll->channels().at("rogue").nextAttemptMs > collector::nowMs());
 }
@@ -183,10 +187,12 @@ TEST_CASE("an endless line is cut off at the size limit", "[integration][flood]"
     opts.sockets.push_back({"rogue", rogue.path, {}, false});
     auto coll = makeCollector(opts);
     std::string noNewline(64 * 1024, 'a');
-    REQUIRE(pump({}, coll.get(), [&] { return rogue.accepted > 0 && !coll->connected("rogue"); },
-                 [&] { rogue.pumpOut(noNewline); }));
+    REQUIRE(pump(
+        {}, coll.get(), [&] { return rogue.accepted > 0 && !coll->connected("rogue"); },
+        [&] { rogue.pumpOut(noNewline); }));
     CHECK_THAT(coll->metrics().render(),
-               Catch::Contains("daxprobe_collector_disconnects_total{vm=\"rogue\",reason=\"violation\"} 1"));
+               Catch::Contains(
+                   "daxprobe_collector_disconnects_total{vm=\"rogue\",reason=\"violation\"} 1"));
 }
 
 TEST_CASE("sockets appearing in a watched directory are picked up", "[integration][watch]")
@@ -229,17 +235,20 @@ TEST_CASE("a guest sending valid reports too fast is throttled, not starving the
         burst += protocol::encode(protocol::makeReportEvent(
             {"abcd", seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, nullptr, 0}));
     int reports = 1;
-    REQUIRE(pump({agent.get()}, coll.get(), [&] {
-        return coll->metrics().render().find("daxprobe_collector_throttled_total{vm=\"fast\"} 0") ==
-                   std::string::npos &&
-               stored(*coll, "good") >= 3;
-    }, [&] {
-        fast.pumpOut(burst);
-        if (agent->session().queue().size() == 0 && reports < 3) {
-            agent->session().produceReport("interval");
-            ++reports;
-        }
-    }));
+    REQUIRE(pump(
+        {agent.get()}, coll.get(),
+        [&] {
+            return coll->metrics().render().find(
+                       "daxprobe_collector_throttled_total{vm=\"fast\"} 0") == std::string::npos &&
+                   stored(*coll, "good") >= 3;
+        },
+        [&] {
+            fast.pumpOut(burst);
+            if (agent->session().queue().size() == 0 && reports < 3) {
+                agent->session().produceReport("interval");
+                ++reports;
+            }
+        }));
     CHECK(coll->connected("fast")); // throttled, not punished: its reports are valid
     CHECK(stored(*coll, "fast") <= 64);
 }

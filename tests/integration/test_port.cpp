@@ -9,7 +9,8 @@
 using namespace daxprobe;
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 void put(const std::string &path, const std::string &text)
 {
     fs::create_directories(fs::path(path).parent_path());

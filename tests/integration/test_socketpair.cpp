@@ -13,7 +13,8 @@ using namespace daxprobe;
 using namespace daxprobe::collector;
 using nlohmann::json;
 
-namespace {
+namespace
+{
 
 struct Pair {
     UniqueFD guest, host;
@@ -56,8 +57,12 @@ TEST_CASE("disconnect mid-message: the half line is discarded, the report resent
     auto store = Store::open(dir.path() + "/c.db");
     REQUIRE(store);
     AgentSession agent({"m", "h", "ab12", "v"},
-                       AgentHooks{[] { return json{{"verdict", {{"code", "dax_verified"}}}}; }, {}});
-    IngestHooks hooks{[&](const protocol::ReportEnvelope &r) { return store->addReport("vm", r, 1); }, {}};
+                       AgentHooks{[] {
+                                      return json{{"verdict", {{"code", "dax_verified"}}}};
+                                  },
+                                  {}});
+    IngestHooks hooks{
+        [&](const protocol::ReportEnvelope &r) { return store->addReport("vm", r, 1); }, {}};
 
     agent.produceReport("start");
     agent.produceReport("interval");

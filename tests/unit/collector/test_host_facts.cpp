@@ -47,9 +47,9 @@ TEST_CASE("QEMU facts from a fixture /proc", "[collector][hostfacts]")
 
 TEST_CASE("key=value backends: escapes, share default off, host DAX fs", "[collector][hostfacts]")
 {
-    auto b = parseNvdimmBackends({"qemu", "-object",
-                                  "memory-backend-file,id=m,mem-path=/a,,b,size=1G", "-device",
-                                  "nvdimm,memdev=m"});
+    auto b =
+        parseNvdimmBackends({"qemu", "-object", "memory-backend-file,id=m,mem-path=/a,,b,size=1G",
+                             "-device", "nvdimm,memdev=m"});
     REQUIRE(b.size() == 1);
     CHECK(b[0].memPath == "/a,b");
     CHECK_FALSE(b[0].share);

@@ -8,7 +8,8 @@ using namespace daxprobe;
 using namespace daxprobe::collector;
 using nlohmann::json;
 
-namespace {
+namespace
+{
 
 struct Harness {
     std::map<std::pair<std::string, std::uint64_t>, json> stored;
@@ -17,12 +18,13 @@ struct Harness {
     Ingestor ing;
 
     explicit Harness(IngestLimits lim = {})
-        : ing(lim, IngestHooks{[this](const protocol::ReportEnvelope &r) -> Result<bool> {
-                                   if (failStore)
-                                       return fail("disk full", 28);
-                                   return stored.emplace(std::make_pair(r.stream, r.seq), r.report).second;
-                               },
-                               [this](const protocol::AgentIdentity &i) { id = i; }})
+        : ing(lim, IngestHooks{
+                       [this](const protocol::ReportEnvelope &r) -> Result<bool> {
+                           if (failStore)
+                               return fail("disk full", 28);
+                           return stored.emplace(std::make_pair(r.stream, r.seq), r.report).second;
+                       },
+                       [this](const protocol::AgentIdentity &i) { id = i; }})
     {
     }
 
@@ -93,7 +95,8 @@ TEST_CASE("greeting and info return set the identity", "[collector][ingest]")
     h.ing.feed(protocol::encode(protocol::makeGreeting({"m1", "g1", "ab", "0.1"}, {})));
     REQUIRE(h.id);
     CHECK(h.id->hostname == "g1");
-    json info = {{"protocol", 1}, {"agent", {{"machine_id", "m2"}, {"hostname", "g2"}, {"stream", "cd"}}}};
+    json info = {{"protocol", 1},
+                 {"agent", {{"machine_id", "m2"}, {"hostname", "g2"}, {"stream", "cd"}}}};
     h.ing.feed(protocol::encode(protocol::makeReturn(info, "info")));
     CHECK(h.id->machineId == "m2");
 }
@@ -147,7 +150,8 @@ TEST_CASE("an oversize line is a violation at once, without buffering it", "[col
 TEST_CASE("too deep and bad report fields count as invalid", "[collector][ingest]")
 {
     Harness h;
-    h.ing.feed("{\"event\":\"report\",\"data\":" + std::string(100, '[') + std::string(100, ']') + "}\n");
+    h.ing.feed("{\"event\":\"report\",\"data\":" + std::string(100, '[') + std::string(100, ']') +
+               "}\n");
     h.ing.feed("{\"event\":\"report\",\"data\":{\"stream\":\"ab\",\"seq\":-1,\"report\":{}}}\n");
     CHECK(h.ing.stats().invalid == 2);
     CHECK(h.stored.empty());

@@ -16,22 +16,25 @@ TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector]
         m.connected = true;
         m.stored = 3;
         m.disconnects["eof"] = 2;
-        MetricsRegistry::applyReport(
-            m,
-            {{"verdict", {{"code", "problems_found"}}},
-             {"mounts",
-              {{{"verdict", {{"code", "dax_active"}}}},
-               {{"verdict", {{"code", "dax_silently_off"}}}},
-               {{"verdict", {{"code", "made_up_by_guest"}}}}}}},
-            1700000000);
+        MetricsRegistry::applyReport(m,
+                                     {{"verdict", {{"code", "problems_found"}}},
+                                      {"mounts",
+                                       {{{"verdict", {{"code", "dax_active"}}}},
+                                        {{"verdict", {{"code", "dax_silently_off"}}}},
+                                        {{"verdict", {{"code", "made_up_by_guest"}}}}}}},
+                                     1700000000);
     });
     std::string text = reg.render();
     CHECK_THAT(text, Catch::Contains("daxprobe_vm_connected{vm=\"vm\\\"1\"} 1"));
-    CHECK_THAT(text, Catch::Contains("daxprobe_vm_verdict{vm=\"vm\\\"1\",verdict=\"problems_found\"} 1"));
-    CHECK_THAT(text, Catch::Contains("daxprobe_vm_verdict{vm=\"vm\\\"1\",verdict=\"dax_verified\"} 0"));
-    CHECK_THAT(text, Catch::Contains("daxprobe_vm_mounts{vm=\"vm\\\"1\",verdict=\"dax_silently_off\"} 1"));
+    CHECK_THAT(text,
+               Catch::Contains("daxprobe_vm_verdict{vm=\"vm\\\"1\",verdict=\"problems_found\"} 1"));
+    CHECK_THAT(text,
+               Catch::Contains("daxprobe_vm_verdict{vm=\"vm\\\"1\",verdict=\"dax_verified\"} 0"));
+    CHECK_THAT(
+        text, Catch::Contains("daxprobe_vm_mounts{vm=\"vm\\\"1\",verdict=\"dax_silently_off\"} 1"));
     CHECK_THAT(text, Catch::Contains("daxprobe_collector_reports_stored_total{vm=\"vm\\\"1\"} 3"));
-    CHECK_THAT(text, Catch::Contains("daxprobe_collector_disconnects_total{vm=\"vm\\\"1\",reason=\"eof\"} 2"));
+    CHECK_THAT(text, Catch::Contains(
+                         "daxprobe_collector_disconnects_total{vm=\"vm\\\"1\",reason=\"eof\"} 2"));
     CHECK_THAT(text, Catch::Contains("# TYPE daxprobe_collector_reports_stored_total counter"));
     CHECK_THAT(text, !Catch::Contains("made_up_by_guest"));
 }

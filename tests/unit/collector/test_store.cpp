@@ -6,7 +6,8 @@
 using namespace daxprobe;
 using namespace daxprobe::collector;
 
-namespace {
+namespace
+{
 protocol::ReportEnvelope report(std::uint64_t seq, const char *verdict = "dax_verified",
                                 const char *stream = "aa")
 {
@@ -22,7 +23,7 @@ TEST_CASE("store dedupes by (vm, stream, seq)", "[collector][store]")
     CHECK(s->addReport("vm1", report(1), 100).value() == true);
     CHECK(s->addReport("vm1", report(1), 101).value() == false);
     CHECK(s->addReport("vm1", report(1, "x", "bb"), 102).value() == true); // new stream
-    CHECK(s->addReport("vm2", report(1), 103).value() == true);           // other VM
+    CHECK(s->addReport("vm2", report(1), 103).value() == true);            // other VM
     CHECK(s->reportCount("vm1").value() == 2);
     CHECK(s->reportCount("vm2").value() == 1);
 }

@@ -5,11 +5,13 @@
 #include <string>
 
 // A fresh directory under $TMPDIR, removed with everything in it.
-class TempDir {
-public:
+class TempDir
+{
+  public:
     TempDir()
     {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "daxprobe-test-XXXXXX").string();
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / "daxprobe-test-XXXXXX").string();
         path_ = ::mkdtemp(tmpl.data()) ? tmpl : std::string();
     }
     ~TempDir()
@@ -22,6 +24,6 @@ public:
     TempDir &operator=(const TempDir &) = delete;
     const std::string &path() const { return path_; }
 
-private:
+  private:
     std::string path_;
 };

@@ -6,7 +6,8 @@
 
 using namespace daxprobe::protocol;
 
-namespace {
+namespace
+{
 std::string stripNl(std::string s)
 {
     REQUIRE(!s.empty());
@@ -45,8 +46,8 @@ TEST_CASE("return, error and event round trips", "[protocol][codec]")
     CHECK(r->payload["x"] == 1);
     CHECK(r->id == "abc");
 
-    auto e = decode(stripNl(encode(makeError(error_class::kCommandNotFound, "no such", 3))),
-                    Limits{});
+    auto e =
+        decode(stripNl(encode(makeError(error_class::kCommandNotFound, "no such", 3))), Limits{});
     REQUIRE(e);
     CHECK(e->kind == Message::Kind::Error);
     CHECK(e->errorClass == "CommandNotFound");

@@ -4,7 +4,8 @@
 
 using namespace daxprobe::protocol;
 
-namespace {
+namespace
+{
 Message roundTrip(const json &j)
 {
     std::string line = encode(j);
