@@ -126,8 +126,8 @@ Result<std::unique_ptr<Collector>> Collector::create(CollectorOptions options)
         options.stateDir = defaultStateDir();
     if (::mkdir(options.stateDir.c_str(), 0750) < 0 && errno != EEXIST)
         return failf(errno, "create state directory {}", options.stateDir);
-    auto store =
-        Store::open(options.stateDir + "/collector.db", StoreOptions{options.maxRowsPerVm});
+    auto store = Store::open(options.stateDir + "/collector.db",
+                             StoreOptions{options.maxRowsPerVm, options.maxBytesPerVm});
     if (!store)
         return tl::unexpected(store.error());
     std::unique_ptr<Collector> c(new Collector(std::move(options), std::move(*store)));

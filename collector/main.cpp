@@ -65,6 +65,8 @@ int main(int argc, char **argv)
     run->add_option("--metrics-listen", o.metricsListen, "HOST:PORT for /metrics ('' disables)")
         ->capture_default_str();
     run->add_option("--max-rows", o.maxRowsPerVm, "Reports kept per VM")->capture_default_str();
+    run->add_option("--max-bytes", o.maxBytesPerVm, "Report bytes kept per VM")
+        ->capture_default_str();
 
     std::string qStateDir, qVm;
     std::size_t qLimit = 20;
@@ -101,6 +103,8 @@ int main(int argc, char **argv)
             o.watchName = fromFile.watchName;
         if (!run->get_option("--max-rows")->count())
             o.maxRowsPerVm = fromFile.maxRowsPerVm;
+        if (!run->get_option("--max-bytes")->count())
+            o.maxBytesPerVm = fromFile.maxBytesPerVm;
         o.sockets = fromFile.sockets;
         o.watchDirs.insert(o.watchDirs.end(), fromFile.watchDirs.begin(), fromFile.watchDirs.end());
     }

@@ -72,12 +72,12 @@ Result<void> loadConfigFile(const std::string &path, CollectorOptions &o)
             o.watchName = a;
         else if (key == "metrics-listen")
             o.metricsListen = a;
-        else if (key == "max-rows" && !a.empty()) {
+        else if ((key == "max-rows" || key == "max-bytes") && !a.empty()) {
             char *end = nullptr;
             unsigned long long v = std::strtoull(a.c_str(), &end, 10);
             if (*end || v == 0)
                 return bad();
-            o.maxRowsPerVm = v;
+            (key == "max-rows" ? o.maxRowsPerVm : o.maxBytesPerVm) = v;
         } else
             return bad();
     }

@@ -27,6 +27,7 @@ struct CollectorOptions {
     std::string procRoot = "/";                     // host /proc is read under this (tests)
 
     std::size_t maxRowsPerVm = 10000;
+    std::size_t maxBytesPerVm = 64 << 20;
     std::size_t maxChannels = 256;
     int backoffInitialMs = 500;
     int backoffMaxMs = 30000;
@@ -47,7 +48,7 @@ std::string defaultStateDir();
 
 // Config file: one directive per line, '#' comments.
 //   state-dir DIR | socket [NAME] PATH | pidfile NAME PATH | watch-dir DIR
-//   watch-name NAME | metrics-listen HOST:PORT | max-rows N
+//   watch-name NAME | metrics-listen HOST:PORT | max-rows N | max-bytes N
 Result<void> loadConfigFile(const std::string &path, CollectorOptions &options);
 
 // "NAME=PATH" or "PATH" (name = PATH).

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS reports (
   verdict TEXT NOT NULL,
   report TEXT NOT NULL,
   metrics TEXT,
+  bytes INTEGER NOT NULL DEFAULT 0,
   UNIQUE (vm, stream, seq)
 );
 CREATE INDEX IF NOT EXISTS reports_by_vm ON reports (vm, id);
@@ -124,20 +125,23 @@ Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvel
         return failf(EIO, "sqlite begin: {}", db_.errorMessage());
     std::string verdict = verdictCode(r.report);
 
-    auto ins = db_.prepare("INSERT OR IGNORE INTO reports "
-                           "(vm, stream, seq, received_at, reason, verdict, report, metrics) "
-                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    auto ins =
+        db_.prepare("INSERT OR IGNORE INTO reports "
+                    "(vm, stream, seq, received_at, reason, verdict, report, metrics, bytes) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     if (!ins)
         return tl::unexpected(ins.error());
     std::string metrics =
         r.metrics.is_null() ? "" : r.metrics.dump(-1, ' ', false, json::error_handler_t::replace);
     ins->bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
     ins->bind(5, r.reason).bind(6, verdict);
-    ins->bind(7, r.report.dump(-1, ' ', false, json::error_handler_t::replace));
+    std::string reportText = r.report.dump(-1, ' ', false, json::error_handler_t::replace);
+    ins->bind(7, reportText);
     if (metrics.empty())
         ins->bindNull(8);
     else
         ins->bind(8, metrics);
+    ins->bind(9, static_cast<std::int64_t>(reportText.size() + metrics.size()));
     if (auto s = stepDone(*ins, db_); !s)
         return tl::unexpected(s.error());
     bool inserted = sqlite3_changes(db_.get()) > 0;
@@ -157,13 +161,17 @@ Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvel
     if (auto s = stepDone(*upd, db_); !s)
         return tl::unexpected(s.error());
 
-    // Per-VM row limit: a chatty guest cannot fill the host's disk.
+    // Per-VM limits on rows and bytes: a chatty guest cannot fill the host's
+    // disk. Keeps the newest rows that fit both.
     auto trim =
-        db_.prepare("DELETE FROM reports WHERE vm = ?1 AND id <= "
-                    "(SELECT id FROM reports WHERE vm = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
+        db_.prepare("DELETE FROM reports WHERE vm = ?1 AND id <= (SELECT id FROM ("
+                    "  SELECT id, ROW_NUMBER() OVER w AS n, SUM(bytes) OVER w AS total FROM reports"
+                    "  WHERE vm = ?1 WINDOW w AS (ORDER BY id DESC))"
+                    " WHERE n > 1 AND (n > ?2 OR total > ?3) ORDER BY id DESC LIMIT 1)");
     if (!trim)
         return tl::unexpected(trim.error());
     trim->bind(1, vm).bind(2, static_cast<std::int64_t>(options_.maxRowsPerVm));
+    trim->bind(3, static_cast<std::int64_t>(options_.maxBytesPerVm));
     if (auto s = stepDone(*trim, db_); !s)
         return tl::unexpected(s.error());
 

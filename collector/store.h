@@ -29,7 +29,8 @@ struct VmState {
 };
 
 struct StoreOptions {
-    std::size_t maxRowsPerVm = 10000; // oldest reports beyond this are deleted
+    std::size_t maxRowsPerVm = 10000;     // oldest reports beyond this are deleted
+    std::size_t maxBytesPerVm = 64 << 20; // and beyond this much report text
 };
 
 // Every report and the latest state per VM, in SQLite with WAL so `query`

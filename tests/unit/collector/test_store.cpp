@@ -77,6 +77,24 @@ TEST_CASE("store enforces the per-VM row limit, oldest first", "[collector][stor
     CHECK(h->back().seq == 8);
 }
 
+TEST_CASE("store enforces the per-VM byte limit, oldest first", "[collector][store]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{1000, 10000});
+    REQUIRE(s);
+    for (std::uint64_t i = 1; i <= 20; ++i) {
+        auto r = report(i);
+        r.report["pad"] = std::string(2000, 'x'); // ~2 KB each
+        REQUIRE(s->addReport("vm1", r, static_cast<std::int64_t>(i)));
+    }
+    auto n = s->reportCount("vm1").value();
+    CHECK(n >= 3);
+    CHECK(n <= 5);
+    auto h = s->history("vm1", 100);
+    REQUIRE(h);
+    CHECK(h->front().seq == 20); // the newest is always kept
+}
+
 TEST_CASE("verdictCode tolerates any shape", "[collector][store]")
 {
     using nlohmann::json;
