@@ -12,7 +12,7 @@ Result<SqliteDb> SqliteDb::open(const std::string &path, bool readOnly)
     int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     SqliteDb owner(db); // sqlite3_open_v2 hands out a handle even on failure
     if (rc != SQLITE_OK)
-        return failf(EIO, "open {}: {}", path, owner.errorMessage());
+        return fail(fmt::format("open {}: {}", path, owner.errorMessage()));
     // The metrics thread never touches the db; a reader (query) may wait on a writer.
     sqlite3_busy_timeout(db, 5000);
     return owner;

@@ -77,8 +77,10 @@ def collector_reconnect_host(guest, log):
         out["collector2.rc"] = c2.stop()
         log(f"[collector-reconnect] collector 2 received the queued reports up to {last}")
         out["collector.log"] = "".join(c1.lines + c2.lines)
-        for name, args in (("query.json", []), ("history.json", ["--vm", "guest", "--limit", "1000"])):
-            q = subprocess.run([binary, "query", "--state-dir", state, "--json"] + args,
+        for name, args in (("query.json", ["--json"]),
+                           ("history.json", ["--json", "--vm", "guest", "--limit", "1000"]),
+                           ("query.txt", []), ("history.txt", ["--vm", "guest"])):
+            q = subprocess.run([binary, "query", "--state-dir", state] + args,
                                capture_output=True, text=True, timeout=60)
             out[name] = q.stdout
             out[name + ".rc"] = q.returncode

@@ -11,7 +11,9 @@ each):
   2. raw namespace, XFS mounted -o dax=always: the mount "works" but the
      kernel silently turned DAX off. This is the case daxprobe exists for.
 Prints daxprobe's human-readable report (`daxprobe check`) from inside each
-guest. Exit 0 when both guests ran and daxprobe answered as expected (0, 1),
+guest. Then a third guest runs `daxprobe agent`, which reports over
+virtio-serial to `daxprobe-collector` on the host (stopped and restarted
+midway); the demo shows the collector storing the reports and its `query`. Exit 0 when both guests ran and daxprobe answered as expected (0, 1),
 77 when the test bed cannot run here (the reason is printed), 1 otherwise.
 """
 
@@ -47,7 +49,8 @@ def build(builddir):
         subprocess.run(["meson", "setup", builddir, SOURCE_ROOT], check=True)
     say(f"== building daxprobe and the guest image in {builddir} "
         f"(first time: downloads Debian's kernel package, ~70 MB)")
-    subprocess.run(["meson", "compile", "-C", builddir, "guest-initramfs"], check=True)
+    subprocess.run(["meson", "compile", "-C", builddir, "guest-initramfs", "daxprobe-collector"],
+                   check=True)
 
 
 def main():
@@ -64,10 +67,11 @@ def main():
         return 77
 
     ok = True
+    total = len(SHOW) + 1
     for i, (name, want_rc, what) in enumerate(SHOW, 1):
         sc = scenarios.SCENARIOS[name]
         say()
-        say(f"== [{i}/{len(SHOW)}] Debian {info['version']} under QEMU with an emulated 512 MiB NVDIMM")
+        say(f"== [{i}/{total}] Debian {info['version']} under QEMU with an emulated 512 MiB NVDIMM")
         say(f"   {what}")
         guest = Guest(info["vmlinux"], initrd, name, nvdimm=sc.nvdimm,
                       label_size=sc.label_size, human=True)
@@ -95,7 +99,50 @@ def main():
         if rc != want_rc:
             say(f"   expected exit code {want_rc} here")
             ok = False
+    ok = show_collector(info, initrd, total) and ok
     return 0 if ok else 1
+
+
+def show_collector(info, initrd, n):
+    """The host's side: the guest's agent reports to daxprobe-collector."""
+    name = "collector-reconnect"
+    sc = scenarios.SCENARIOS[name]
+    say()
+    say(f"== [{n}/{n}] The host's view: `daxprobe agent` in the guest reports over virtio-serial")
+    say("   (org.daxprobe.agent.0) to `daxprobe-collector` on the host. The collector is stopped")
+    say("   after the first report and started again; the guest remounts without DAX meanwhile.")
+    stored = []
+
+    def log(line):
+        if "stored report" in line or "connected" in line:
+            stored.append("   " + line.split("] ", 4)[-1] if "] " in line else line)
+
+    guest = Guest(info["vmlinux"], initrd, name, nvdimm=sc.nvdimm, label_size=sc.label_size)
+    try:
+        with guest:
+            host_files = sc.host(guest, log)
+            guest.wait(240)
+            files = guest.results()
+    except (GuestError, Skip, RuntimeError) as e:
+        say(f"   the guest failed: {e}")
+        say(guest.console_text()[-3000:])
+        return False
+    files.update({f"host/{k}": v if isinstance(v, bytes) else str(v).encode()
+                  for k, v in host_files.items()})
+    say("   collector log:")
+    for line in stored:
+        say(line)
+    say()
+    say("   $ daxprobe-collector query")
+    say(files.get("host/query.txt", b"").decode().rstrip())
+    say()
+    say("   $ daxprobe-collector query --vm guest")
+    say(files.get("host/history.txt", b"").decode().rstrip())
+    c, _ = scenarios.run_checks(sc, files)
+    if c.failures:
+        say("   unexpected: " + "; ".join(c.failures))
+        return False
+    return True
 
 
 if __name__ == "__main__":
