@@ -22,6 +22,7 @@ import time
 
 AGENT_PORT = "org.daxprobe.agent.0"
 RESULTS_PORT = "org.daxprobe.results"
+CONTROL_PORT = "org.daxprobe.control"  # host -> guest test control (host actors)
 DONE_MARKER = b"DAXPROBE-DONE"
 
 
@@ -60,6 +61,7 @@ class Guest:
         self.console_path = os.path.join(self.dir, "console.log")
         self.results_path = os.path.join(self.dir, "results.bin")
         self.agent_sock = os.path.join(self.dir, "agent.sock")
+        self.control_sock = os.path.join(self.dir, "control.sock")
         self.nvdimm_path = os.path.join(self.dir, "nvdimm.img")
         self.proc = None
         self.reader = None
@@ -94,7 +96,9 @@ class Guest:
                 "-chardev", f"socket,path={self.agent_sock},server=on,wait=off,id=ch0",
                 "-device", f"virtserialport,chardev=ch0,name={AGENT_PORT}",
                 "-chardev", f"file,path={self.results_path},id=ch1",
-                "-device", f"virtserialport,chardev=ch1,name={RESULTS_PORT}"]
+                "-device", f"virtserialport,chardev=ch1,name={RESULTS_PORT}",
+                "-chardev", f"socket,path={self.control_sock},server=on,wait=off,id=ch2",
+                "-device", f"virtserialport,chardev=ch2,name={CONTROL_PORT}"]
         return cmd
 
     def __enter__(self):
@@ -161,9 +165,22 @@ class Guest:
         return False
 
     def connect_agent(self, timeout=30.0):
-        """A connected socket on org.daxprobe.agent.0 (for host actors).
+        """A connected socket on org.daxprobe.agent.0 (for host actors)."""
+        return self._connect(self.agent_sock, AGENT_PORT, timeout)
 
-        QEMU creates the listening socket during its start-up, shortly after
+    def tell_guest(self, line, timeout=30.0):
+        """Send one line on org.daxprobe.control: the guest's `wait_host`
+        returns it. QEMU holds it if the guest has not opened the port yet."""
+        s = self._connect(self.control_sock, CONTROL_PORT, timeout)
+        with s:
+            s.sendall(line.encode() + b"\n")
+            # Stay connected until the guest has read it: a close could make
+            # the guest's read return 0 before the data; its DAXPROBE-HOST-SAID
+            # console line says it has it.
+            self.wait_console("DAXPROBE-HOST-SAID", 1, timeout)
+
+    def _connect(self, path, port, timeout):
+        """QEMU creates the listening socket during its start-up, shortly after
         Popen returns: retry ENOENT/ECONNREFUSED until then, bounded; fail at
         once if QEMU died."""
         import socket
@@ -171,15 +188,15 @@ class Guest:
         while True:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
             try:
-                s.connect(self.agent_sock)
+                s.connect(path)
                 return s
             except (FileNotFoundError, ConnectionRefusedError):
                 s.close()
                 if self.proc.poll() is not None:
                     raise GuestError(f"QEMU exited (rc={self.proc.returncode}) before "
-                                     f"{AGENT_PORT} was connectable")
+                                     f"{port} was connectable")
                 if time.monotonic() > deadline:
-                    raise GuestError(f"{self.agent_sock} not connectable within {timeout} s")
+                    raise GuestError(f"{path} not connectable within {timeout} s")
                 self.done.wait(0.02)
 
     def wait_console(self, text, count=1, timeout=60.0):

@@ -17,14 +17,8 @@ scenario_after() {
     # The agent's log goes to the console too: the host waits on its lines.
     ( daxprobe agent --device "$AGENT_PORT" --interval 3600 --recheck 0 2>&1
       echo "DAXPROBE-AGENT-EXIT rc=$?" ) | tee $R/agent.log > /dev/console &
-    # Bounded wait for the host's second disconnect (or the agent's death).
-    i=0
-    while [ $i -lt 1200 ]; do
-        [ "$(grep -c 'host disconnected' $R/agent.log)" -ge 2 ] && break
-        grep -q DAXPROBE-AGENT-EXIT $R/agent.log && break
-        sleep 0.05; i=$((i + 1))
-    done
-    echo "waited_ticks=$i" >> $R/steps.log
+    # Until the host actor is done with its connections (bounded).
+    wait_host 150 > $R/host-said.txt
     pid=$(pidof daxprobe)
     [ -n "$pid" ] && kill -TERM $pid
     wait
