@@ -29,6 +29,9 @@ CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &o)
     cmd->add_option("--max-pending", o.maxPending, "Unacknowledged reports kept for resending")
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{1}, std::size_t{10000}));
+    cmd->add_flag_callback(
+        "--no-active", [&o] { o.activeChecks = false; },
+        "Skip the MAP_SYNC test file on DAX mounts in every check");
     cmd->add_option("--root", o.root, "Look up /dev, /sys, /etc under this directory")
         ->capture_default_str();
     cmd->get_option("--listen")->excludes(cmd->get_option("--device"));
@@ -45,9 +48,10 @@ int runAgent(const DaemonOptions &options)
         return 2;
     }
     AgentHooks hooks;
-    hooks.check = [root = options.root] {
+    hooks.check = [root = options.root, active = options.activeChecks] {
         CheckOptions co;
         co.root = root;
+        co.activeChecks = active;
         return runCheck(co).report;
     };
     hooks.metrics = [root = options.root] { return collectMetrics(root); };

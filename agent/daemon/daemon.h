@@ -21,6 +21,7 @@ struct DaemonOptions {
     std::size_t maxPending = 64;
     bool handleSignals = true; // SIGTERM/SIGINT/SIGIO via signalfd (off in in-process tests)
     bool watchMounts = true;   // re-check when /proc/self/mountinfo changes
+    bool activeChecks = true;  // the check's MAP_SYNC probe (an unnamed O_TMPFILE)
 };
 
 // The agent's event loop: one poll() over a signalfd, the mount table and the
