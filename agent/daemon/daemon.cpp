@@ -104,6 +104,7 @@ Result<void> AgentDaemon::openTransport()
             return tl::unexpected(fd.error());
         listenFd_ = std::move(*fd);
         path_ = options_.listenPath;
+        spdlog::info("agent on {} (stream {})", path_, session_.identity().stream);
         return {};
     }
     path_ = options_.portPath;
@@ -127,6 +128,7 @@ Result<void> AgentDaemon::openTransport()
             spdlog::warn("{}: no SIGIO ({}); host connects are noticed at the next timer", path_,
                          Error::errnoName(errno));
     }
+    spdlog::info("agent on {} (stream {})", path_, session_.identity().stream);
     probePort();
     return {};
 }
@@ -324,7 +326,6 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
 
 int AgentDaemon::run()
 {
-    spdlog::info("agent on {} (stream {})", path_, session_.identity().stream);
     while (!stopping_) {
         if (auto r = runOnce(); !r) {
             spdlog::error("{}", r.error().describe());
