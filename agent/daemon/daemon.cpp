@@ -137,6 +137,7 @@ void AgentDaemon::setConnected(bool connected)
 {
     if (connected == session_.connected())
         return;
+    ++epoch_;
     spdlog::info("host {} on {}", connected ? "connected" : "disconnected", path_);
     if (connected)
         session_.onConnect();
@@ -189,10 +190,14 @@ void AgentDaemon::readFrom(int fd)
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
-    if (clientFd_)
+    if (clientFd_) {
         closeClient();
-    else
-        probePort(); // a virtio port reads 0 with no host: confirm by POLLHUP
+    } else {
+        // A virtio port reads 0 only with no host. If one is back already, it
+        // is a new host: it gets a fresh greeting and the resends.
+        setConnected(false);
+        probePort();
+    }
 }
 
 void AgentDaemon::flush()
@@ -288,6 +293,7 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     if (maxWaitMs >= 0)
         wait = std::min<std::int64_t>(wait, maxWaitMs);
 
+    const std::uint64_t pollEpoch = epoch_;
     int n = ::poll(fds.data(), fds.size(), static_cast<int>(wait));
     if (n < 0) {
         if (errno == EINTR)
@@ -300,13 +306,15 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
         handleSignals();
     if (rev(iMounts) & (POLLPRI | POLLERR))
         session_.recheck(); // a mount came or went: has a verdict changed?
-    if (short r = rev(iPort)) {
-        // An ack still in the port at hangup is lost; harmless: the report is
-        // resent on the next connect and the host deduplicates it.
-        if (r & (POLLHUP | POLLERR))
-            setConnected(false);
-        else if (r & POLLIN)
+    // A SIGIO handled above may already have seen the host go and a new one
+    // come: then these revents describe the old connection and must not
+    // disconnect the new one.
+    if (short r = rev(iPort); r && epoch_ == pollEpoch) {
+        // Read first: the host's last ack may still sit in the port as it hangs up.
+        if (r & POLLIN)
             readFrom(portFd_.get());
+        if ((r & (POLLHUP | POLLERR)) && epoch_ == pollEpoch)
+            setConnected(false);
     }
     if (rev(iListen) & POLLIN)
         acceptClient();

@@ -73,6 +73,8 @@ class AgentDaemon
     std::int64_t nextReportMs_ = 0;
     std::int64_t nextRecheckMs_ = 0;
     std::uint64_t loggedSeq_ = 0;
+    // Bumped on every connect/disconnect: poll results from an older epoch are stale.
+    std::uint64_t epoch_ = 0;
 };
 
 // Monotonic clock in milliseconds: deadlines survive wall-clock jumps.
