@@ -131,8 +131,7 @@ def main():
                             for k, v in (scenario.host(guest, log) or {}).items():
                                 host_files[f"host/{k}"] = (v if isinstance(v, bytes)
                                                            else str(v).encode())
-                        except (AssertionError, OSError, ValueError, KeyError,
-                                GuestError) as e:
+                        except Exception as e:  # noqa: BLE001 - any actor failure is a test failure
                             host_error = f"host actor: {type(e).__name__}: {e}"
                             log(f"[{args.scenario}] {host_error}")
                             host_files["host/error.txt"] = host_error.encode()
@@ -145,7 +144,8 @@ def main():
                 if os.path.exists(last):
                     shutil.rmtree(last)
                 os.makedirs(last)
-                shutil.copy(guest.console_path, last) if os.path.exists(guest.console_path) else None
+                if os.path.exists(guest.console_path):
+                    shutil.copy(guest.console_path, last)
                 for rel, data in files.items():
                     p = os.path.join(last, "results", rel)
                     os.makedirs(os.path.dirname(p), exist_ok=True)
