@@ -63,27 +63,36 @@ def collector_reconnect_host(guest, log):
     binary = collector_binary(guest)
     out = {}
     with tempfile.TemporaryDirectory(prefix="dxcoll-") as state:
-        c1 = CollectorProc(binary, guest.agent_sock, state, log)
-        c1.wait_for("/1 (", t)
-        out["collector1.rc"] = c1.stop()
-        log("[collector-reconnect] collector 1 stored the start report and stopped")
-        guest.wait_console("DAXPROBE-AWAY-REPORTS", 1, t)
-        text = guest.console_text()
-        last = int(re.search(r"DAXPROBE-AWAY-REPORTS last=(\d+)", text).group(1))
-        out["away_last_seq"] = last
-        c2 = CollectorProc(binary, guest.agent_sock, state, log)
-        c2.wait_for(f"/{last} (", t)
-        c2.wait_for("(change, problems_found)", t)
-        out["collector2.rc"] = c2.stop()
-        log(f"[collector-reconnect] collector 2 received the queued reports up to {last}")
-        out["collector.log"] = "".join(c1.lines + c2.lines)
-        for name, args in (("query.json", ["--json"]),
-                           ("history.json", ["--json", "--vm", "guest", "--limit", "1000"]),
-                           ("query.txt", []), ("history.txt", ["--vm", "guest"])):
-            q = subprocess.run([binary, "query", "--state-dir", state] + args,
-                               capture_output=True, text=True, timeout=60)
-            out[name] = q.stdout
-            out[name + ".rc"] = q.returncode
+        started = []  # a failure below must not leave a collector running
+        try:
+            c1 = CollectorProc(binary, guest.agent_sock, state, log)
+            started.append(c1)
+            c1.wait_for("/1 (", t)
+            out["collector1.rc"] = c1.stop()
+            log("[collector-reconnect] collector 1 stored the start report and stopped")
+            guest.wait_console("DAXPROBE-AWAY-REPORTS", 1, t)
+            text = guest.console_text()
+            last = int(re.search(r"DAXPROBE-AWAY-REPORTS last=(\d+)", text).group(1))
+            out["away_last_seq"] = last
+            c2 = CollectorProc(binary, guest.agent_sock, state, log)
+            started.append(c2)
+            c2.wait_for(f"/{last} (", t)
+            c2.wait_for("(change, problems_found)", t)
+            out["collector2.rc"] = c2.stop()
+            log(f"[collector-reconnect] collector 2 received the queued reports up to {last}")
+            out["collector.log"] = "".join(c1.lines + c2.lines)
+            for name, args in (("query.json", ["--json"]),
+                               ("history.json", ["--json", "--vm", "guest", "--limit", "1000"]),
+                               ("query.txt", []), ("history.txt", ["--vm", "guest"])):
+                q = subprocess.run([binary, "query", "--state-dir", state] + args,
+                                   capture_output=True, text=True, timeout=60)
+                out[name] = q.stdout
+                out[name + ".rc"] = q.returncode
+        finally:
+            for c in started:
+                if c.proc.poll() is None:
+                    c.proc.kill()
+                    c.proc.wait()
     return out
 
 
