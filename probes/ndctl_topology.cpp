@@ -112,6 +112,10 @@ NdNamespace readNamespace(const Root &root, ndctl_namespace *ndns, const std::st
         ns.map = mapName(ndctl_dax_get_location(dax));
         ns.size = ndctl_dax_get_size(dax);
         ns.align = ndctl_dax_get_align(dax);
+        uuid_t duu;
+        ndctl_dax_get_uuid(dax, duu);
+        if (!uuid_is_null(duu))
+            ns.uuid = uuidText(duu);
         if (daxctl_region *dr = ndctl_dax_get_daxctl_region(dax)) {
             daxctl_dev *dev;
             daxctl_dev_foreach(dr, dev)

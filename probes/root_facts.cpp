@@ -71,7 +71,11 @@ void readRootFacts(const Root &root, Facts &facts)
                     facts.meminfoError);
 
     facts.kmsg = readKmsg(root);
+    // perf availability is a live fact (set by the caller or a capture's
+    // live.json); keep it.
+    PerfAvailability perf = facts.faults.perf;
     facts.faults = readFaultFacts(root, false);
+    facts.faults.perf = perf;
 }
 
 } // namespace daxprobe
