@@ -224,8 +224,45 @@ def check_fsdax_ext4(c, res):
             f"reading 32 MiB on DAX leaves Cached about unchanged (delta {d} kB < 4096)")
 
 
+def profile_of(c, res):
+    """The one file entry of profile.json (daxprobe profile --json), or None."""
+    doc = res.json("profile.json")
+    c.eq(res.rc("profile.rc"), 0, "daxprobe profile exit code")
+    files = (doc or {}).get("files") or []
+    if not c.check(doc is not None and doc.get("schema") == "daxprobe.profile/1" and len(files) == 1,
+                   "profile.json: one daxprobe.profile/1 file entry:\n" + res.text("profile.json")[:1500]):
+        return None
+    return files[0]
+
+
+def expect_dax_profile(c, res, codes):
+    f = profile_of(c, res)
+    if f is None:
+        return
+    faults = f.get("faults") or {}
+    mapping = (f.get("mapping") or {}).get("code")
+    c.eq(f.get("dax"), True, "profiled file is DAX")
+    c.check(mapping in codes, f"profile mapping {mapping!r} in {codes}: {f.get('mapping')}")
+    pmd, pte = faults.get("dax_pmd"), faults.get("dax_pte")
+    c.check(isinstance(pmd, int) and isinstance(pte, int),
+            f"fs_dax tracepoints counted (dax_pmd={pmd!r}, dax_pte={pte!r}): {faults.get('tracepoint_error')}")
+    if mapping == "pmd":
+        # 32 MiB in 2 MiB faults: 16, or 32 when each write (a load, then a
+        # store) takes a read fault on the hole and then a write fault.
+        c.check(pmd in (16, 32), f"PMD faults for 32 MiB: {pmd} (want 16 or 32)")
+        c.eq(pte, 0, "PTE faults on a PMD-mapped file")
+    c.check(isinstance(faults.get("minor"), int), f"perf page-fault counter: {faults.get('perf_error')}")
+
+
+def check_fsdax_ext4_profile(c, res):
+    check_fsdax_ext4(c, res)
+    # dd-written with 1 MiB writes: ext4 may place the start off the 2 MiB grid.
+    expect_dax_profile(c, res, ("pmd", "fallback"))
+
+
 def check_fsdax_xfs(c, res):
     check_fsdax_ext4(c, res)
+    expect_dax_profile(c, res, ("pmd",))
 
 
 def check_raw_xfs(c, res):
@@ -273,6 +310,11 @@ def check_fsdax_ext4_nodax(c, res):
             resident = (f.get("residency") or {}).get("resident_bytes") or 0
             c.check(resident >= 30 * MiB, f"file resident_bytes {resident} >= 30 MiB")
             c.check(not f.get("statx_dax"), "file statx_dax false")
+    p = profile_of(c, res)
+    if p is not None:
+        c.eq(p.get("dax"), False, "profiled file is not DAX")
+        c.eq((p.get("mapping") or {}).get("code"), "page_cache", "profile mapping")
+        c.check((p.get("faults") or {}).get("dax_pmd") in (None, 0), "no DAX PMD faults without DAX")
 
 
 def check_devdax(c, res):
@@ -431,7 +473,7 @@ class Scenario:
 
 
 SCENARIOS = {s.name: s for s in [
-    Scenario("fsdax-ext4", check_fsdax_ext4),
+    Scenario("fsdax-ext4", check_fsdax_ext4_profile),
     Scenario("fsdax-xfs", check_fsdax_xfs),
     Scenario("raw-xfs", check_raw_xfs),
     Scenario("raw-ext4", check_raw_ext4),

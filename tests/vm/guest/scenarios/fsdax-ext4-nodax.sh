@@ -6,4 +6,5 @@ scenario_prepare() {
     mount_dev ext4 $dev ""
     write_and_reread $PMEM_MNT/testfile
     DAXPROBE_ARGS="--path $PMEM_MNT/testfile"
+    DAXPROBE_PROFILE="--path $PMEM_MNT/testfile"
 }

@@ -6,4 +6,7 @@ scenario_prepare() {
     mount_dev xfs $dev dax=always
     write_and_reread $PMEM_MNT/testfile
     DAXPROBE_ARGS="--path $PMEM_MNT/testfile"
+    # Allocated whole, on 2 MiB stripe units: every write fault should be PMD.
+    run fallocate -l 32M $PMEM_MNT/pmdfile
+    DAXPROBE_PROFILE="--write --path $PMEM_MNT/pmdfile"
 }
