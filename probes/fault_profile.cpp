@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dax_evidence.h"
+#include "fault_sources.h"
 #include "result.h"
 #include "text_util.h"
 #include "unique_fd.h"
@@ -23,25 +24,6 @@ namespace daxprobe {
 namespace {
 
 constexpr std::uint64_t kVmFaultFallback = 0x800; // include/linux/mm_types.h
-
-Result<UniqueFD> openCounter(std::uint32_t type, std::uint64_t config)
-{
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof(attr));
-    attr.size = sizeof(attr);
-    attr.type = type;
-    attr.config = config;
-    attr.disabled = 1;
-    attr.sample_period = 0;
-    long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0 && (errno == EACCES || errno == EPERM) && type == PERF_TYPE_SOFTWARE) {
-        attr.exclude_kernel = 1; // allowed at perf_event_paranoid 2
-        fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    }
-    if (fd < 0)
-        return failf(errno, "perf_event_open(type {}, config {})", type, config);
-    return UniqueFD(static_cast<int>(fd));
-}
 
 std::optional<std::uint64_t> readCounter(const UniqueFD &fd)
 {
@@ -62,7 +44,7 @@ Result<UniqueFD> openTracepoint(const Root &root, const std::string &tracefs, co
     auto id = root.readUnsigned(tracefs + "/events/fs_dax/" + event + "/id");
     if (!id)
         return tl::unexpected(id.error());
-    auto fd = openCounter(PERF_TYPE_TRACEPOINT, *id);
+    auto fd = openPerfCounter(PERF_TYPE_TRACEPOINT, *id);
     if (!fd)
         return fd;
     if (filter && ::ioctl(fd->get(), PERF_EVENT_IOC_SET_FILTER, filter) != 0)
@@ -93,11 +75,11 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
     p.before = measureResidency(path, p.dax);
 
     UniqueFD minor, major;
-    if (auto c = openCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN))
+    if (auto c = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN))
         minor = std::move(*c);
     else
         p.counts.perfError = c.error().describe();
-    if (auto c = openCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ))
+    if (auto c = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ))
         major = std::move(*c);
 
     std::vector<TracepointCounter> tps;

@@ -10,6 +10,24 @@
 
 namespace daxprobe {
 
+Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config)
+{
+    perf_event_attr attr;
+    std::memset(&attr, 0, sizeof(attr));
+    attr.size = sizeof(attr);
+    attr.type = type;
+    attr.config = config;
+    attr.disabled = 1;
+    long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM) && type == PERF_TYPE_SOFTWARE) {
+        attr.exclude_kernel = 1; // allowed at perf_event_paranoid 2
+        fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    if (fd < 0)
+        return failf(errno, "perf_event_open(type {}, config {})", type, config);
+    return UniqueFD(static_cast<int>(fd));
+}
+
 PerfAvailability probePerf(const Root &root)
 {
     PerfAvailability out;
@@ -17,16 +35,9 @@ PerfAvailability probePerf(const Root &root)
         if (auto v = parseI64(*p))
             out.paranoid = static_cast<int>(*v);
 
-    perf_event_attr attr;
-    std::memset(&attr, 0, sizeof(attr));
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_PAGE_FAULTS;
-    attr.disabled = 1;
-    attr.exclude_kernel = 1; // allowed at paranoid level 2
-    long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0) {
-        int err = errno;
+    auto counter = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
+    if (!counter) {
+        int err = counter.error().code;
         if (err == EACCES || err == EPERM)
             out.reason = fmt::format("no permission (perf_event_paranoid={}); run as root or "
                                      "sysctl kernel.perf_event_paranoid=1",
@@ -34,10 +45,9 @@ PerfAvailability probePerf(const Root &root)
         else if (err == ENOENT || err == ENOSYS || err == EOPNOTSUPP)
             out.reason = "kernel has no perf software events (CONFIG_PERF_EVENTS off?)";
         else
-            out.reason = Error{err, "perf_event_open"}.describe();
+            out.reason = counter.error().describe();
         return out;
     }
-    UniqueFD owner(static_cast<int>(fd));
     out.usable = true;
     return out;
 }

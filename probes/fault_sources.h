@@ -1,10 +1,13 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "result.h"
 #include "root.h"
+#include "unique_fd.h"
 #include "vmstat.h"
 
 namespace daxprobe {
@@ -30,6 +33,10 @@ struct FaultFacts {
     PerfAvailability perf;
     TracepointAvailability tracepoints;
 };
+
+// A disabled counter for this process on any CPU, close-on-exec; software
+// events retry without kernel counting when perf_event_paranoid forbids it.
+Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config);
 
 // Live: opens (and closes) a software page-fault counter on this process.
 PerfAvailability probePerf(const Root &root);
