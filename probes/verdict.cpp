@@ -35,9 +35,11 @@ std::string remountDax(const MountEntry &m)
 // reconfiguring the namespace destroys its contents.
 std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns)
 {
-    return fmt::format("umount {0}; {1}; mkfs.{2} {3}; mount -o dax=always {3} {0}   "
+    // mkfs refuses to overwrite the old filesystem without its force flag.
+    const char *force = m.fstype == "xfs" ? " -f" : m.fstype.rfind("ext", 0) == 0 ? " -F" : "";
+    return fmt::format("umount {0}; {1}; mkfs.{2}{5} {3}; mount -o dax=always {3} {0}   "
                        "# destroys the data on {4}: back it up first",
-                       m.mountPoint, createFsdax(ns.dev), m.fstype, m.source, ns.dev);
+                       m.mountPoint, createFsdax(ns.dev), m.fstype, m.source, ns.dev, force);
 }
 
 bool cannotDax(const NdNamespace *ns)

@@ -146,6 +146,7 @@ TEST_CASE("mounts: XFS on a raw namespace turns DAX off silently", "[verdict]")
     CHECK(v.code == code::DaxSilentlyOff);
     CHECK(v.severity == Severity::Problem);
     CHECK_THAT(v.remedy, Catch::Contains("ndctl create-namespace -f -e namespace0.0 -m fsdax"));
+    CHECK_THAT(v.remedy, Catch::Contains("mkfs.xfs -f /dev/pmem0"));
     bool kmsgEvidence = false;
     for (const auto &e : v.evidence)
         kmsgEvidence |= e.check == "kmsg" && e.result.find("Turning off DAX") != std::string::npos;
