@@ -1,6 +1,7 @@
 #include "check_runner.h"
 
 #include <exception>
+#include <vector>
 
 #include "capture.h"
 #include "gather.h"
@@ -94,6 +95,19 @@ CheckOutcome runCheck(const CheckOptions &options)
     }
 }
 
+namespace {
+
+// Copies the named counters that exist; a kernel without THP has no thp_*.
+template <typename Map, typename Names>
+void pick(nlohmann::json &out, const Map &values, const Names &names)
+{
+    for (const auto &name : names)
+        if (auto it = values.find(name); it != values.end())
+            out[name] = it->second;
+}
+
+} // namespace
+
 nlohmann::json collectMetrics(const std::string &rootDir)
 {
     nlohmann::json out = {{"meminfo", nlohmann::json::object()},
@@ -104,27 +118,16 @@ nlohmann::json collectMetrics(const std::string &rootDir)
         out["errors"].push_back(root.error().describe());
         return out;
     }
-    if (auto text = root->readFile("proc/meminfo"); text) {
-        if (auto m = parseMeminfo(*text))
-            for (const char *k : {"MemTotal", "MemAvailable", "Cached", "Buffers", "Shmem", "Mapped",
-                                  "Dirty", "Writeback", "AnonPages"})
-                if (auto it = m->find(k); it != m->end())
-                    out["meminfo"][k] = it->second;
-        else
-            out["errors"].push_back(m.error().describe());
-    } else {
-        out["errors"].push_back(text.error().describe());
-    }
-    if (auto text = root->readFile("proc/vmstat"); text) {
-        if (auto v = parseVmstat(*text))
-            for (const auto &k : vmstatFaultCounters())
-                if (auto it = v->find(k); it != v->end())
-                    out["vmstat"][k] = it->second;
-        else
-            out["errors"].push_back(v.error().describe());
-    } else {
-        out["errors"].push_back(text.error().describe());
-    }
+    static const std::vector<std::string> meminfoNames = {
+        "MemTotal", "MemAvailable", "Cached", "Buffers", "Shmem", "Mapped", "Dirty", "Writeback", "AnonPages"};
+    if (auto m = root->readFile("proc/meminfo").and_then(parseMeminfo))
+        pick(out["meminfo"], *m, meminfoNames);
+    else
+        out["errors"].push_back(m.error().describe());
+    if (auto v = root->readFile("proc/vmstat").and_then(parseVmstat))
+        pick(out["vmstat"], *v, vmstatFaultCounters());
+    else
+        out["errors"].push_back(v.error().describe());
     return out;
 }
 

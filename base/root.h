@@ -38,6 +38,7 @@ public:
     // to the recorder, so a live run can be replayed later as a fixture tree.
     using Recorder = std::function<void(const std::string &path, std::string_view content)>;
     void setRecorder(Recorder recorder) { recorder_ = std::make_shared<Recorder>(std::move(recorder)); }
+    bool recording() const { return recorder_ != nullptr; }
     // For content not read through readFile (e.g. /dev/kmsg records).
     void noteRead(std::string_view path, std::string_view content) const;
 

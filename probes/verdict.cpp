@@ -163,8 +163,7 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
 
     // DAX was asked for (the option is still shown, or the kernel said it
     // refused) but files are not DAX: the silent fallback.
-    bool requested = optionOn || opt == DaxOption::Inode || kmsgOff;
-    if (requested && opt != DaxOption::Inode) {
+    if (optionOn || (kmsgOff && opt != DaxOption::Inode)) {
         v.code = code::DaxSilentlyOff;
         v.severity = Severity::Problem;
         if (cannotDax(ns))
