@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <fstream>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -6,9 +7,51 @@
 
 #include "agent_cli.h"
 #include "check_runner.h"
+#include "command_report.h"
+#include "exercise_report.h"
 #include "profile_runner.h"
 
 using namespace daxprobe;
+
+namespace {
+
+// The report goes to stdout, or to --output so it cannot mix with the
+// profiled command's own output.
+bool emit(const std::string &text, const std::string &outputPath)
+{
+    if (outputPath.empty()) {
+        fmt::print("{}", text);
+        return true;
+    }
+    std::ofstream f(outputPath, std::ios::trunc);
+    f << text;
+    f.close();
+    if (!f) {
+        fmt::print(stderr, "daxprobe profile: cannot write {}\n", outputPath);
+        return false;
+    }
+    return true;
+}
+
+// Exit status: the command's own (128+N for signal N), 127/126 when it could
+// not be executed, 2 when daxprobe could not start it or write the report.
+int profileCommand(const CommandProfileOptions &options, bool json, const std::string &outputPath)
+{
+    auto root = Root::open("/");
+    if (!root) {
+        fmt::print(stderr, "daxprobe profile: {}\n", root.error().describe());
+        return 2;
+    }
+    CommandRun run = runCommand(*root, options);
+    std::string text = json ? nlohmann::json{{"schema", "daxprobe.profile/1"}, {"command", commandJson(run)}}
+                                      .dump(2) + "\n"
+                            : commandText(run);
+    if (!emit(text, outputPath))
+        return 2;
+    return commandExitCode(run);
+}
+
+} // namespace
 
 // Exit codes (README "Exit codes"): 0 DAX verified, 1 problem found,
 // 2 the check itself failed (also: bad command line).
@@ -29,11 +72,32 @@ int main(int argc, char **argv)
     checkCmd->add_option("--root", check.root, "Read /proc and /sys under this directory (no live probes)");
 
     ProfileOptions profile;
+    CommandProfileOptions command;
     bool profileJson = false;
-    auto *profileCmd = app.add_subcommand("profile", "Count the page faults a file's mapping costs, and how DAX served them");
-    profileCmd->add_option("--path", profile.paths, "File to map and touch, one byte per page")->required();
+    std::string profileOutput;
+    auto *profileCmd = app.add_subcommand(
+        "profile", "Profile a command (-- CMD ARGS...), or a file's mapping (--path FILE): page faults, "
+                   "DAX PMD/PTE faults, page-cache growth");
+    profileCmd->add_option("--path", profile.paths,
+                           "Without a command: file to map and touch, one byte per page. With one: "
+                           "file whose page-cache residency is measured before and after");
     profileCmd->add_flag("--write", profile.write, "Write faults instead of read faults (rewrites each byte with itself)");
     profileCmd->add_flag("--json", profileJson, "Print one JSON document (schema daxprobe.profile/1)");
+    profileCmd->add_flag("--no-perf", command.noPerf,
+                         "With a command: count with rusage and /proc/vmstat only, as when perf is not permitted");
+    profileCmd->add_option("-o,--output", profileOutput, "Write the report to this file, not stdout");
+    profileCmd->add_option("command", command.argv, "The command to run, after --");
+
+    ExerciseOptions exercise;
+    std::string exerciseSize = "32M";
+    bool exerciseJsonOut = false;
+    auto *exerciseCmd = app.add_subcommand(
+        "exercise", "Create a file at PATH, read it, map it, write it: page-cache footprint and faults of "
+                    "the mount; the file is removed");
+    exerciseCmd->add_option("path", exercise.path, "The file to create (must not exist)")->required();
+    exerciseCmd->add_option("--size", exerciseSize, "File size, K/M/G suffixes; rounded up to 2 MiB (default 32M)");
+    exerciseCmd->add_flag("--json", exerciseJsonOut, "Print one JSON document (schema daxprobe.exercise/1)");
+    exerciseCmd->add_flag("--no-perf", exercise.noPerf, "Count faults with getrusage only");
 
     DaemonOptions agentOptions;
     auto *agentCmd = addAgentCommand(app, agentOptions);
@@ -56,9 +120,38 @@ int main(int argc, char **argv)
         return out.exitCode;
     }
     if (profileCmd->parsed()) {
+        if (!command.argv.empty()) {
+            if (profile.write) {
+                fmt::print(stderr, "daxprobe profile: --write only applies to --path without a command\n");
+                return 2;
+            }
+            command.paths = profile.paths;
+            return profileCommand(command, profileJson, profileOutput);
+        }
+        if (profile.paths.empty()) {
+            fmt::print(stderr, "daxprobe profile: give -- CMD ARGS... or --path FILE\n");
+            return 2;
+        }
         ProfileOutcome out = runProfile(profile);
-        fmt::print("{}", profileJson ? out.report.dump(2) + "\n" : out.text);
+        if (!emit(profileJson ? out.report.dump(2) + "\n" : out.text, profileOutput))
+            return 2;
         return out.exitCode;
+    }
+    if (exerciseCmd->parsed()) {
+        auto size = parseExerciseSize(exerciseSize);
+        if (!size) {
+            fmt::print(stderr, "daxprobe exercise: {}\n", size.error().describe());
+            return 2;
+        }
+        exercise.sizeBytes = *size;
+        auto root = Root::open("/");
+        if (!root) {
+            fmt::print(stderr, "daxprobe exercise: {}\n", root.error().describe());
+            return 2;
+        }
+        ExerciseRun run = runExercise(*root, exercise);
+        fmt::print("{}", exerciseJsonOut ? exerciseJson(run).dump(2) + "\n" : exerciseText(run));
+        return exerciseExitCode(run);
     }
     if (agentCmd->parsed())
         return runAgent(agentOptions);

@@ -4,27 +4,14 @@
 #include <optional>
 #include <string>
 
+#include "fault_counters.h"
 #include "residency.h"
 #include "root.h"
 
 namespace daxprobe {
 
 // What touching every page of a fresh mapping of one file costs, counted by
-// the kernel for this process only: perf software page-fault counters and
-// the fs_dax tracepoints (as perf tracepoint counters, so no global tracing
-// state changes). The tracepoints are the evidence for PMD use: under DAX a
-// "major" fault only means a newly allocated block, but dax_pmd_fault_done
-// with VM_FAULT_FALLBACK is a 2 MiB fault that had to be served as 4 KiB.
-struct FaultCounts {
-    std::optional<std::uint64_t> minorFaults;
-    std::optional<std::uint64_t> majorFaults;
-    std::string perfError;
-    std::optional<std::uint64_t> pmdFaults;     // dax_pmd_fault_done
-    std::optional<std::uint64_t> pmdFallbacks;  // ... whose result has VM_FAULT_FALLBACK
-    std::optional<std::uint64_t> pteFaults;     // dax_pte_fault_done
-    std::string tracepointError;
-};
-
+// the kernel for this process only (fault_counters.h).
 struct FaultProfile {
     std::string path;
     std::uint64_t sizeBytes = 0;

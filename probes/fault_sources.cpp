@@ -10,7 +10,8 @@
 
 namespace daxprobe {
 
-Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config)
+Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
+                                 const PerfTarget &target)
 {
     perf_event_attr attr;
     std::memset(&attr, 0, sizeof(attr));
@@ -18,10 +19,12 @@ Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config)
     attr.type = type;
     attr.config = config;
     attr.disabled = 1;
-    long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    attr.inherit = target.inherit ? 1 : 0;
+    attr.enable_on_exec = target.enableOnExec ? 1 : 0;
+    long fd = ::syscall(SYS_perf_event_open, &attr, target.pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && (errno == EACCES || errno == EPERM) && type == PERF_TYPE_SOFTWARE) {
         attr.exclude_kernel = 1; // allowed at perf_event_paranoid 2
-        fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        fd = ::syscall(SYS_perf_event_open, &attr, target.pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
     if (fd < 0)
         return failf(errno, "perf_event_open(type {}, config {})", type, config);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 #include "result.h"
@@ -34,9 +35,20 @@ struct FaultFacts {
     TracepointAvailability tracepoints;
 };
 
-// A disabled counter for this process on any CPU, close-on-exec; software
-// events retry without kernel counting when perf_event_paranoid forbids it.
-Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config);
+// Whose events a counter counts: this process (pid 0), or another one;
+// inherit: also its children forked after the counter was opened;
+// enableOnExec: starts disabled and switches on at the target's next
+// execve (how `perf stat -- CMD` counts only the command).
+struct PerfTarget {
+    pid_t pid = 0;
+    bool inherit = false;
+    bool enableOnExec = false;
+};
+
+// A disabled counter on any CPU, close-on-exec; software events retry
+// without kernel counting when perf_event_paranoid forbids it.
+Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
+                                 const PerfTarget &target = {});
 
 // Live: opens (and closes) a software page-fault counter on this process.
 PerfAvailability probePerf(const Root &root);

@@ -78,7 +78,8 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
     for name in ("check.json", "check.rc", "ndctl-list.json", "daxctl-list.json",
                  "capture-check.json", "capture-check.rc", "mount.txt", "cached.txt",
                  "uname.txt", "dmesg.txt", "commands.log", "scenario",
-                 "profile.json", "profile.rc"):
+                 "profile.json", "profile.rc", "profile-dd.json", "profile-dd.rc",
+                 "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc"):
         if name in files:
             with open(os.path.join(meta, name), "wb") as f:
                 f.write(files[name])

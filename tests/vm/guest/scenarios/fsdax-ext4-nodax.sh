@@ -8,3 +8,11 @@ scenario_prepare() {
     DAXPROBE_ARGS="--path $PMEM_MNT/testfile"
     DAXPROBE_PROFILE="--path $PMEM_MNT/testfile"
 }
+
+# The workload commands: dd reading the file after dropping caches (Cached
+# and the file's residency grow by its size), and the built-in exercise.
+scenario_after() {
+    drop_caches
+    profile_cmd profile-dd --path $PMEM_MNT/testfile -- dd if=$PMEM_MNT/testfile of=/dev/null bs=1M
+    exercise_file $PMEM_MNT/exercise
+}

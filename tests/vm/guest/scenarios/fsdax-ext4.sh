@@ -8,3 +8,14 @@ scenario_prepare() {
     DAXPROBE_ARGS="--path $PMEM_MNT/testfile"
     DAXPROBE_PROFILE="--write --path $PMEM_MNT/testfile"
 }
+
+# The workload commands: dd reading the dd-written file (no page cache on
+# DAX), a mapping of it inside a profiled command (ext4 placed it off the
+# 2 MiB grid: fallbacks and PTE faults, counted through inherit), and the
+# built-in exercise on a fallocated file.
+scenario_after() {
+    drop_caches
+    profile_cmd profile-dd --path $PMEM_MNT/testfile -- dd if=$PMEM_MNT/testfile of=/dev/null bs=1M
+    profile_cmd profile-cmd -- daxprobe profile --write --path $PMEM_MNT/testfile
+    exercise_file $PMEM_MNT/exercise
+}

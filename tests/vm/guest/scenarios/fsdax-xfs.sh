@@ -10,3 +10,10 @@ scenario_prepare() {
     run fallocate -l 32M $PMEM_MNT/pmdfile
     DAXPROBE_PROFILE="--write --path $PMEM_MNT/pmdfile"
 }
+
+# The workload commands: a mapping of the fallocated file inside a profiled
+# command (counted through inherit), and the built-in exercise.
+scenario_after() {
+    profile_cmd profile-cmd -- daxprobe profile --write --path $PMEM_MNT/pmdfile
+    exercise_file $PMEM_MNT/exercise
+}

@@ -1,0 +1,168 @@
+#include "command_profile.h"
+
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dax_evidence.h"
+#include "unique_fd.h"
+
+namespace daxprobe {
+
+namespace {
+
+double seconds(const timeval &tv)
+{
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
+double now()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+Result<std::pair<UniqueFD, UniqueFD>> makePipe()
+{
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return failf(errno, "pipe2");
+    return std::make_pair(UniqueFD(fds[0]), UniqueFD(fds[1]));
+}
+
+void readSystem(const Root &root, Meminfo &meminfo, std::string &meminfoError, Vmstat &vmstat,
+                std::string &vmstatError)
+{
+    storeOrDescribe(root.readFile("proc/meminfo").and_then(parseMeminfo), meminfo, meminfoError);
+    storeOrDescribe(root.readFile("proc/vmstat").and_then(parseVmstat), vmstat, vmstatError);
+}
+
+// Restores SIGINT and SIGQUIT however the wait ends.
+class IgnoreInterrupts {
+public:
+    IgnoreInterrupts()
+    {
+        struct sigaction ign {};
+        ign.sa_handler = SIG_IGN;
+        ::sigaction(SIGINT, &ign, &oldInt_);
+        ::sigaction(SIGQUIT, &ign, &oldQuit_);
+    }
+    ~IgnoreInterrupts()
+    {
+        ::sigaction(SIGINT, &oldInt_, nullptr);
+        ::sigaction(SIGQUIT, &oldQuit_, nullptr);
+    }
+    IgnoreInterrupts(const IgnoreInterrupts &) = delete;
+    IgnoreInterrupts &operator=(const IgnoreInterrupts &) = delete;
+
+private:
+    struct sigaction oldInt_ {};
+    struct sigaction oldQuit_ {};
+};
+
+} // namespace
+
+CommandRun runCommand(const Root &root, const CommandProfileOptions &options)
+{
+    CommandRun run;
+    run.argv = options.argv;
+    if (options.argv.empty()) {
+        run.error = "no command";
+        return run;
+    }
+    for (const auto &path : options.paths) {
+        FileResidency f;
+        f.path = path;
+        StatxEvidence sx = statxDax(path);
+        f.dax = sx.error.empty() && sx.dax;
+        f.before = measureResidency(path, f.dax);
+        run.files.push_back(std::move(f));
+    }
+
+    auto go = makePipe();
+    auto execStatus = makePipe();
+    if (!go || !execStatus) {
+        run.error = (!go ? go.error() : execStatus.error()).describe();
+        return run;
+    }
+    auto &[goRead, goWrite] = *go;
+    auto &[statusRead, statusWrite] = *execStatus;
+    std::vector<char *> argv;
+    for (const auto &a : options.argv)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        run.error = Error{errno, "fork"}.describe();
+        return run;
+    }
+    if (pid == 0) {
+        // The child: only async-signal-safe calls until exec; no destructors.
+        ::close(goWrite.get());
+        char byte = 0;
+        ssize_t n;
+        do
+            n = ::read(goRead.get(), &byte, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+            ::_exit(127); // the parent gave up before releasing us
+        ::execvp(argv[0], argv.data());
+        int err = errno;
+        (void)!::write(statusWrite.get(), &err, sizeof(err));
+        ::_exit(err == ENOENT ? 127 : 126);
+    }
+    goRead.reset();
+    statusWrite.reset();
+
+    std::string noPerf = options.noPerf ? "perf not used (--no-perf)" : "";
+    FaultCounters counters =
+        FaultCounters::open(root, PerfTarget{pid, /*inherit=*/true, /*enableOnExec=*/true}, noPerf);
+    run.perfCounting = counters.perfCounting();
+    readSystem(root, run.meminfoBefore, run.meminfoError, run.vmstatBefore, run.vmstatError);
+
+    int status = 0;
+    rusage ru{};
+    {
+        IgnoreInterrupts ignore;
+        double start = now();
+        char byte = 'x';
+        (void)!::write(goWrite.get(), &byte, 1);
+        goWrite.reset();
+        pid_t got;
+        do
+            got = ::wait4(pid, &status, 0, &ru);
+        while (got < 0 && errno == EINTR);
+        run.wallSeconds = now() - start;
+        if (got < 0)
+            run.error = Error{errno, "wait4"}.describe();
+    }
+    std::string meminfoError, vmstatError;
+    readSystem(root, run.meminfoAfter, meminfoError, run.vmstatAfter, vmstatError);
+    if (run.meminfoError.empty())
+        run.meminfoError = meminfoError;
+    if (run.vmstatError.empty())
+        run.vmstatError = vmstatError;
+    run.counts = counters.read();
+
+    // The child has ended: the status pipe holds an errno only if exec failed.
+    int err = 0;
+    if (::read(statusRead.get(), &err, sizeof(err)) == sizeof(err))
+        run.execErrno = err;
+    run.end = decodeWaitStatus(status);
+    run.userSeconds = seconds(ru.ru_utime);
+    run.systemSeconds = seconds(ru.ru_stime);
+    run.peakRssKb = ru.ru_maxrss;
+    run.rusageMinor = static_cast<std::uint64_t>(ru.ru_minflt);
+    run.rusageMajor = static_cast<std::uint64_t>(ru.ru_majflt);
+    for (auto &f : run.files)
+        f.after = measureResidency(f.path, f.dax);
+    return run;
+}
+
+} // namespace daxprobe

@@ -1,0 +1,243 @@
+#include "exercise_runner.h"
+
+#include <cerrno>
+#include <cstdint>
+#include <ctime>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <functional>
+#include <vector>
+
+#include "dax_evidence.h"
+#include "unique_fd.h"
+#include "unique_mapping.h"
+
+namespace daxprobe {
+
+namespace {
+
+constexpr std::size_t kChunk = 1 << 20;
+
+double now()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Unlinks the exercise file when the run ends, whichever way it ends.
+class RemoveOnExit {
+public:
+    explicit RemoveOnExit(ExerciseRun &run) : run_(run) {}
+    ~RemoveOnExit()
+    {
+        if (::unlink(run_.path.c_str()) == 0)
+            run_.removed = true;
+        else
+            run_.removeError = Error{errno, "unlink " + run_.path}.describe();
+    }
+    RemoveOnExit(const RemoveOnExit &) = delete;
+    RemoveOnExit &operator=(const RemoveOnExit &) = delete;
+
+private:
+    ExerciseRun &run_;
+};
+
+// A shared mapping of the whole file at a 2 MiB-aligned address: with the
+// file offset 0 also aligned, every 2 MiB of it can be one PMD entry.
+Result<UniqueMapping> mapAligned(int fd, std::size_t size, int prot)
+{
+    UniqueMapping reserve(::mmap(nullptr, size + kPmdBytes, PROT_NONE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+                          size + kPmdBytes);
+    if (!reserve)
+        return failf(errno, "mmap reserve {} bytes", size + kPmdBytes);
+    auto base = reinterpret_cast<std::uintptr_t>(reserve.get());
+    std::uintptr_t aligned = (base + kPmdBytes - 1) & ~(kPmdBytes - 1);
+    void *addr = ::mmap(reinterpret_cast<void *>(aligned), size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+    if (addr == MAP_FAILED)
+        return failf(errno, "mmap {} bytes", size);
+    // The file mapping replaced the middle of the reservation: unmap the ends.
+    auto [start, length] = reserve.release();
+    if (aligned > base)
+        ::munmap(start, aligned - base);
+    std::uintptr_t end = base + length;
+    if (end > aligned + size)
+        ::munmap(reinterpret_cast<void *>(aligned + size), end - (aligned + size));
+    return UniqueMapping(addr, size);
+}
+
+// Written data throughout (not unwritten extents): reads then come from the
+// medium, not from zero pages for holes.
+Result<void> fill(int fd, std::uint64_t size)
+{
+    std::vector<unsigned char> chunk(kChunk, 0x5a);
+    for (std::uint64_t off = 0; off < size; off += kChunk) {
+        ssize_t n = ::pwrite(fd, chunk.data(), kChunk, static_cast<off_t>(off));
+        if (n != static_cast<ssize_t>(kChunk))
+            return failf(n < 0 ? errno : EIO, "pwrite at {}", off);
+    }
+    return {};
+}
+
+Result<void> dropCache(int fd)
+{
+    if (::fsync(fd) != 0)
+        return failf(errno, "fsync");
+    if (int err = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+        return failf(err, "posix_fadvise DONTNEED");
+    return {};
+}
+
+std::optional<std::int64_t> cachedKb(const Root &root)
+{
+    auto m = root.readFile("proc/meminfo").and_then(parseMeminfo);
+    return m ? meminfoKb(*m, "Cached") : std::nullopt;
+}
+
+Vmstat vmstatNow(const Root &root)
+{
+    auto v = root.readFile("proc/vmstat").and_then(parseVmstat);
+    return v ? *v : Vmstat{};
+}
+
+// Runs one phase between measurements; `touch` is all the counters see.
+ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOptions &options,
+                      const char *name, int fd, const std::function<Result<void>()> &touch)
+{
+    ExercisePhase p;
+    p.name = name;
+    p.bytes = run.sizeBytes;
+    if (auto d = dropCache(fd); !d) {
+        p.error = d.error().describe();
+        return p;
+    }
+    if (!run.dax)
+        p.before = measureResidency(run.path, false);
+    Vmstat vmBefore = vmstatNow(root);
+    p.cachedKbBefore = cachedKb(root);
+    FaultCounters counters = FaultCounters::open(root, PerfTarget{},
+                                                 options.noPerf ? "perf not used (--no-perf)" : "");
+    rusage ruBefore{}, ruAfter{};
+    ::getrusage(RUSAGE_SELF, &ruBefore);
+    double start = now();
+    counters.enable();
+    auto done = touch();
+    counters.disable();
+    p.seconds = now() - start;
+    ::getrusage(RUSAGE_SELF, &ruAfter);
+    p.cachedKbAfter = cachedKb(root);
+    p.vmstatDelta = vmstatDelta(vmBefore, vmstatNow(root), {"pgfault", "pgmajfault"});
+    p.counts = counters.read();
+    p.rusageMinor = static_cast<std::uint64_t>(ruAfter.ru_minflt - ruBefore.ru_minflt);
+    p.rusageMajor = static_cast<std::uint64_t>(ruAfter.ru_majflt - ruBefore.ru_majflt);
+    if (!done)
+        p.error = done.error().describe();
+    if (!run.dax)
+        p.after = measureResidency(run.path, false);
+
+    FootprintInput in;
+    in.dax = run.dax;
+    in.bytesTouched = p.bytes;
+    if (p.cachedKbBefore && p.cachedKbAfter)
+        in.cachedDeltaBytes = (*p.cachedKbAfter - *p.cachedKbBefore) * 1024;
+    if (!run.dax && p.before.ok && p.after.ok)
+        in.residentDeltaBytes = static_cast<std::int64_t>(p.after.residentBytes) -
+                                static_cast<std::int64_t>(p.before.residentBytes);
+    p.footprint = judgeFootprint(in);
+    return p;
+}
+
+// The workload on the created file; `run` collects what it measured.
+void exerciseFile(const Root &root, const ExerciseOptions &options, const UniqueFD &fd,
+                  ExerciseRun &run)
+{
+    if (int err = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(run.sizeBytes))) {
+        run.error = Error{err, "posix_fallocate"}.describe();
+        return;
+    }
+    if (auto f = fill(fd.get(), run.sizeBytes); !f) {
+        run.error = f.error().describe();
+        return;
+    }
+    StatxEvidence sx = statxDax(run.path);
+    run.dax = sx.error.empty() && sx.dax;
+    run.statxError = sx.error;
+
+    const std::size_t size = run.sizeBytes;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::vector<unsigned char> buffer(kChunk, 0); // touched now, so its faults are not the read's
+
+    std::vector<std::pair<const char *, std::function<Result<void>()>>> phases = {
+        {"read",
+         [&]() -> Result<void> {
+             for (std::uint64_t off = 0; off < size; off += kChunk)
+                 if (::pread(fd.get(), buffer.data(), kChunk, static_cast<off_t>(off)) !=
+                     static_cast<ssize_t>(kChunk))
+                     return failf(errno ? errno : EIO, "pread at {}", off);
+             return {};
+         }},
+        {"mmap_read",
+         [&]() -> Result<void> {
+             auto m = mapAligned(fd.get(), size, PROT_READ);
+             if (!m)
+                 return tl::unexpected(m.error());
+             auto *bytes = static_cast<volatile unsigned char *>(m->get());
+             unsigned sink = 0;
+             for (std::size_t off = 0; off < size; off += static_cast<std::size_t>(page))
+                 sink += bytes[off];
+             (void)sink;
+             return {};
+         }},
+        {"mmap_write",
+         [&]() -> Result<void> {
+             auto m = mapAligned(fd.get(), size, PROT_READ | PROT_WRITE);
+             if (!m)
+                 return tl::unexpected(m.error());
+             auto *bytes = static_cast<volatile unsigned char *>(m->get());
+             for (std::size_t off = 0; off < size; off += static_cast<std::size_t>(page))
+                 bytes[off] = 0xa5;
+             if (::msync(m->get(), size, MS_SYNC) != 0)
+                 return failf(errno, "msync");
+             return {};
+         }},
+    };
+    std::vector<std::pair<std::string, FootprintVerdict>> verdicts;
+    for (auto &[name, touch] : phases) {
+        run.phases.push_back(measure(root, run, options, name, fd.get(), touch));
+        const ExercisePhase &p = run.phases.back();
+        if (!p.error.empty()) {
+            run.error = std::string(name) + ": " + p.error;
+            break;
+        }
+        verdicts.emplace_back(name, p.footprint);
+    }
+    run.footprint = combineFootprints(verdicts);
+}
+
+} // namespace
+
+ExerciseRun runExercise(const Root &root, const ExerciseOptions &options)
+{
+    ExerciseRun run;
+    run.path = options.path;
+    run.sizeBytes = options.sizeBytes;
+    UniqueFD fd(::open(run.path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!fd) {
+        run.usageError = errno == EEXIST;
+        run.error = errno == EEXIST ? run.path + " exists: exercise only creates (and removes) its own file"
+                                    : Error{errno, "create " + run.path}.describe();
+        return run;
+    }
+    run.created = true;
+    {
+        RemoveOnExit remove(run); // its destructor records into run: keep it out of the return
+        exerciseFile(root, options, fd, run);
+    }
+    return run;
+}
+
+} // namespace daxprobe
