@@ -74,6 +74,7 @@ json commandJson(const CommandRun &run)
                      {"minor", f.minor},
                      {"major", f.major},
                      {"perf_error", f.source == "perf" ? json(nullptr) : errorOrNull(c.perfError)},
+                     {"perf_note", f.source == "perf" ? errorOrNull(c.perfNote) : json(nullptr)},
                      {"dax_pmd", opt(c.pmdFaults)},
                      {"dax_pmd_fallback", opt(c.pmdFallbacks)},
                      {"dax_pte", opt(c.pteFaults)},
@@ -121,14 +122,14 @@ std::string commandText(const CommandRun &run)
     out += fmt::format("peak RSS      {} kB (largest of the command and its waited-for children)\n",
                        run.peakRssKb);
     FaultNumbers f = faultNumbers(run);
+    const FaultCounts &c = run.counts;
     if (f.source == "perf")
-        out += fmt::format("page faults   {} minor, {} major (perf, from exec on, children included)\n",
-                           f.minor, f.major);
+        out += fmt::format("page faults   {} minor, {} major (perf, from exec on, children included{})\n",
+                           f.minor, f.major, c.perfNote.empty() ? "" : "; " + c.perfNote);
     else
         out += fmt::format("page faults   {} minor, {} major (fallback: rusage of the command and the "
                            "children it waited for; perf: {})\n",
                            f.minor, f.major, run.counts.perfError);
-    const FaultCounts &c = run.counts;
     if (c.pmdFaults || c.pteFaults)
         out += fmt::format("fs_dax        {} PMD ({} fell back to 4 KiB), {} PTE\n", count(c.pmdFaults),
                            count(c.pmdFallbacks), count(c.pteFaults));

@@ -67,6 +67,7 @@ json exerciseJson(const ExerciseRun &run)
                {"minor", f.minor},
                {"major", f.major},
                {"perf_error", f.source == "perf" ? json(nullptr) : errorOrNull(p.counts.perfError)},
+               {"perf_note", f.source == "perf" ? errorOrNull(p.counts.perfNote) : json(nullptr)},
                {"dax_pmd", opt(p.counts.pmdFaults)},
                {"dax_pmd_fallback", opt(p.counts.pmdFallbacks)},
                {"dax_pte", opt(p.counts.pteFaults)},
@@ -117,6 +118,8 @@ std::string exerciseText(const ExerciseRun &run)
         const ExercisePhase &first = run.phases.front();
         if (faults(first).source != "perf")
             out += fmt::format("faults: fallback to getrusage (perf: {})\n", first.counts.perfError);
+        else if (!first.counts.perfNote.empty())
+            out += fmt::format("faults: {}\n", first.counts.perfNote);
         if (!first.counts.tracepointError.empty())
             out += fmt::format("fs_dax: not counted ({})\n", first.counts.tracepointError);
         out += fmt::format("footprint: {} ({})\n", run.footprint.code, run.footprint.summary);

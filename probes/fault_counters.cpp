@@ -47,14 +47,18 @@ FaultCounters FaultCounters::open(const Root &root, const PerfTarget &target,
         c.tracepointError_ = noPerf;
         return c;
     }
-    if (auto fd = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, target))
+    bool userOnly = false;
+    if (auto fd = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, target, &userOnly))
         c.minor_ = std::move(*fd);
     else
         c.perfError_ = fd.error().describe();
-    if (auto fd = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, target))
+    if (auto fd = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, target, &userOnly))
         c.major_ = std::move(*fd);
     else if (c.perfError_.empty())
         c.perfError_ = fd.error().describe();
+    if (userOnly)
+        c.perfNote_ = "user-mode faults only: perf_event_paranoid forbids counting kernel-mode ones "
+                      "(run as root, or sysctl kernel.perf_event_paranoid=1)";
 
     std::string tracefs;
     for (const char *dir : {"sys/kernel/tracing", "sys/kernel/debug/tracing"})
@@ -110,6 +114,7 @@ FaultCounts FaultCounters::read() const
     out.minorFaults = readCounter(minor_);
     out.majorFaults = readCounter(major_);
     out.perfError = perfError_;
+    out.perfNote = perfNote_;
     out.tracepointError = tracepointError_;
     for (const auto &t : tracepoints_)
         out.*(t.out) = readCounter(t.fd);

@@ -21,6 +21,7 @@ struct FaultCounts {
     std::optional<std::uint64_t> minorFaults;
     std::optional<std::uint64_t> majorFaults;
     std::string perfError;
+    std::string perfNote; // counted, with a caveat (user-mode faults only)
     std::optional<std::uint64_t> pmdFaults;    // dax_pmd_fault_done
     std::optional<std::uint64_t> pmdFallbacks; // ... whose result has VM_FAULT_FALLBACK
     std::optional<std::uint64_t> pteFaults;    // dax_pte_fault_done
@@ -52,6 +53,7 @@ private:
     UniqueFD major_;
     std::vector<Tracepoint> tracepoints_;
     std::string perfError_;
+    std::string perfNote_;
     std::string tracepointError_;
 };
 

@@ -11,7 +11,7 @@
 namespace daxprobe {
 
 Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
-                                 const PerfTarget &target)
+                                 const PerfTarget &target, bool *kernelExcluded)
 {
     perf_event_attr attr;
     std::memset(&attr, 0, sizeof(attr));
@@ -25,6 +25,8 @@ Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
     if (fd < 0 && (errno == EACCES || errno == EPERM) && type == PERF_TYPE_SOFTWARE) {
         attr.exclude_kernel = 1; // allowed at perf_event_paranoid 2
         fd = ::syscall(SYS_perf_event_open, &attr, target.pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0 && kernelExcluded)
+            *kernelExcluded = true;
     }
     if (fd < 0)
         return failf(errno, "perf_event_open(type {}, config {})", type, config);

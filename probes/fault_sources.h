@@ -46,9 +46,11 @@ struct PerfTarget {
 };
 
 // A disabled counter on any CPU, close-on-exec; software events retry
-// without kernel counting when perf_event_paranoid forbids it.
+// without kernel counting when perf_event_paranoid forbids it, and then set
+// *kernelExcluded (faults taken in kernel mode, e.g. copying to a user
+// buffer, are then missing from the count).
 Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
-                                 const PerfTarget &target = {});
+                                 const PerfTarget &target = {}, bool *kernelExcluded = nullptr);
 
 // Live: opens (and closes) a software page-fault counter on this process.
 PerfAvailability probePerf(const Root &root);

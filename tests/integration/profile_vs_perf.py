@@ -103,6 +103,37 @@ class ProfileVsPerf(unittest.TestCase):
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn("fallback: rusage", text.stdout)
 
+    def test_unprivileged_says_what_it_counted(self):
+        # As nobody, perf_event_paranoid decides: at 2 only user-mode faults
+        # may be counted (daxprobe must say so, and perf stat then counts
+        # the same :u events); at 3 (Debian) nothing, and the rusage
+        # fallback must be taken and said.
+        if os.geteuid() != 0 or not shutil.which("setpriv"):
+            self.skipTest("needs root and setpriv to drop to nobody")
+        drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        argv = [TOUCH, str(PAGES), "--fork"]
+        p = subprocess.run(drop + [DAXPROBE, "profile", "--json", "--"] + argv,
+                           capture_output=True, text=True)
+        if p.returncode == 126 or "Permission denied" in p.stderr:
+            self.skipTest(f"nobody cannot run the build's programs: {p.stderr.strip()[-200:]}")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        f = json.loads(p.stdout)["command"]["faults"]
+        self.assertGreaterEqual(f["minor"], 2 * PAGES)
+        self.assertIsNone(f["dax_pmd"])  # tracepoints need privilege
+        self.assertTrue(f["tracepoint_error"])
+        if f["source"] == "perf":
+            self.assertIn("user-mode faults only", f["perf_note"] or "")
+            q = subprocess.run(drop + [PERF, "stat", "-x,", "-e", "minor-faults", "--"] + argv,
+                               capture_output=True, text=True)
+            perf = [int(x.split(",")[0]) for x in q.stderr.splitlines()
+                    if ",minor-faults" in x and x.split(",")[0].isdigit()]
+            self.assertEqual(len(perf), 1, q.stderr)
+            self.assertLessEqual(abs(f["minor"] - perf[0]), TOLERANCE,
+                                 f"daxprobe {f['minor']} vs perf stat {perf[0]} (both unprivileged)")
+        else:
+            self.assertEqual(f["source"], "rusage")
+            self.assertIn("perf_event_open", f["perf_error"])
+
     def test_exit_status_passed_on(self):
         rc, doc, _ = profile(["sh", "-c", "exit 7"])
         self.assertEqual((rc, doc["command"]["exit_status"]), (7, 7))
