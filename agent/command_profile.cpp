@@ -43,11 +43,13 @@ void readSystem(const Root &root, Meminfo &meminfo, std::string &meminfoError, V
 }
 
 // Restores SIGINT and SIGQUIT however the wait ends.
-class IgnoreInterrupts {
-public:
+class IgnoreInterrupts
+{
+  public:
     IgnoreInterrupts()
     {
-        struct sigaction ign {};
+        struct sigaction ign {
+        };
         ign.sa_handler = SIG_IGN;
         ::sigaction(SIGINT, &ign, &oldInt_);
         ::sigaction(SIGQUIT, &ign, &oldQuit_);
@@ -60,9 +62,11 @@ public:
     IgnoreInterrupts(const IgnoreInterrupts &) = delete;
     IgnoreInterrupts &operator=(const IgnoreInterrupts &) = delete;
 
-private:
-    struct sigaction oldInt_ {};
-    struct sigaction oldQuit_ {};
+  private:
+    struct sigaction oldInt_ {
+    };
+    struct sigaction oldQuit_ {
+    };
 };
 
 } // namespace

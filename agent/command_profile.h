@@ -31,13 +31,13 @@ struct FileResidency {
 // fork/exec: no arithmetic here (footprint.h), no rendering (command_report.h).
 struct CommandRun {
     std::vector<std::string> argv;
-    std::string error;  // daxprobe could not start it (pipe, fork)
-    int execErrno = 0;  // execvp failed in the child
+    std::string error; // daxprobe could not start it (pipe, fork)
+    int execErrno = 0; // execvp failed in the child
     ChildEnd end;
     double wallSeconds = 0;
     double userSeconds = 0;
     double systemSeconds = 0;
-    long peakRssKb = 0;  // wait4's ru_maxrss
+    long peakRssKb = 0; // wait4's ru_maxrss
     std::uint64_t rusageMinor = 0;
     std::uint64_t rusageMajor = 0;
     bool perfCounting = false;

@@ -61,8 +61,9 @@ json commandJson(const CommandRun &run)
     else
         cmd["exit_status"] = run.end.exitStatus.value_or(commandExitCode(run));
     cmd["error"] = errorOrNull(run.error);
-    cmd["exec_error"] = run.execErrno ? json(Error{run.execErrno, "execvp " + run.argv.front()}.describe())
-                                      : json(nullptr);
+    cmd["exec_error"] = run.execErrno
+                            ? json(Error{run.execErrno, "execvp " + run.argv.front()}.describe())
+                            : json(nullptr);
     cmd["wall_seconds"] = run.wallSeconds;
     cmd["user_seconds"] = run.userSeconds;
     cmd["system_seconds"] = run.systemSeconds;
@@ -83,19 +84,21 @@ json commandJson(const CommandRun &run)
                      {"rusage_major", run.rusageMajor}};
 
     json vm = json::object();
-    for (const auto &[name, delta] : vmstatDelta(run.vmstatBefore, run.vmstatAfter, vmstatFaultCounters()))
+    for (const auto &[name, delta] :
+         vmstatDelta(run.vmstatBefore, run.vmstatAfter, vmstatFaultCounters()))
         vm[name] = delta;
     cmd["vmstat_delta"] = vm;
     cmd["vmstat_error"] = errorOrNull(run.vmstatError);
 
     json files = json::array();
     for (const auto &file : run.files)
-        files.push_back({{"path", file.path},
-                         {"dax", file.dax},
-                         {"method", residencyMethod(file)},
-                         {"resident_bytes_before", residentBytes(file, file.before)},
-                         {"resident_bytes_after", residentBytes(file, file.after)},
-                         {"error", errorOrNull(file.dax || file.after.ok ? "" : file.after.reason)}});
+        files.push_back(
+            {{"path", file.path},
+             {"dax", file.dax},
+             {"method", residencyMethod(file)},
+             {"resident_bytes_before", residentBytes(file, file.before)},
+             {"resident_bytes_after", residentBytes(file, file.after)},
+             {"error", errorOrNull(file.dax || file.after.ok ? "" : file.after.reason)}});
     cmd["page_cache"] = {
         {"cached_kb_before", opt(meminfoKb(run.meminfoBefore, "Cached"))},
         {"cached_kb_after", opt(meminfoKb(run.meminfoAfter, "Cached"))},
@@ -113,32 +116,36 @@ std::string commandText(const CommandRun &run)
     if (!run.error.empty())
         return out + fmt::format("error         {}\n", run.error);
     if (run.execErrno)
-        out += fmt::format("error         {}\n", Error{run.execErrno, "execvp " + run.argv.front()}.describe());
-    out += run.end.signal ? fmt::format("ended         killed by signal {} ({})\n", *run.end.signal,
-                                        ::strsignal(*run.end.signal))
-                          : fmt::format("ended         exit status {}\n", run.end.exitStatus.value_or(-1));
-    out += fmt::format("time          {:.3f} s wall, {:.3f} s user, {:.3f} s system\n", run.wallSeconds,
-                       run.userSeconds, run.systemSeconds);
+        out += fmt::format("error         {}\n",
+                           Error{run.execErrno, "execvp " + run.argv.front()}.describe());
+    out += run.end.signal
+               ? fmt::format("ended         killed by signal {} ({})\n", *run.end.signal,
+                             ::strsignal(*run.end.signal))
+               : fmt::format("ended         exit status {}\n", run.end.exitStatus.value_or(-1));
+    out += fmt::format("time          {:.3f} s wall, {:.3f} s user, {:.3f} s system\n",
+                       run.wallSeconds, run.userSeconds, run.systemSeconds);
     out += fmt::format("peak RSS      {} kB (largest of the command and its waited-for children)\n",
                        run.peakRssKb);
     FaultNumbers f = faultNumbers(run);
     const FaultCounts &c = run.counts;
     if (f.source == "perf")
-        out += fmt::format("page faults   {} minor, {} major (perf, from exec on, children included{})\n",
-                           f.minor, f.major, c.perfNote.empty() ? "" : "; " + c.perfNote);
+        out += fmt::format(
+            "page faults   {} minor, {} major (perf, from exec on, children included{})\n", f.minor,
+            f.major, c.perfNote.empty() ? "" : "; " + c.perfNote);
     else
-        out += fmt::format("page faults   {} minor, {} major (fallback: rusage of the command and the "
-                           "children it waited for; perf: {})\n",
-                           f.minor, f.major, run.counts.perfError);
+        out +=
+            fmt::format("page faults   {} minor, {} major (fallback: rusage of the command and the "
+                        "children it waited for; perf: {})\n",
+                        f.minor, f.major, run.counts.perfError);
     if (c.pmdFaults || c.pteFaults)
-        out += fmt::format("fs_dax        {} PMD ({} fell back to 4 KiB), {} PTE\n", count(c.pmdFaults),
-                           count(c.pmdFallbacks), count(c.pteFaults));
+        out += fmt::format("fs_dax        {} PMD ({} fell back to 4 KiB), {} PTE\n",
+                           count(c.pmdFaults), count(c.pmdFallbacks), count(c.pteFaults));
     else
         out += fmt::format("fs_dax        not counted: {}\n", c.tracepointError);
     auto vm = vmstatDelta(run.vmstatBefore, run.vmstatAfter, {"pgfault", "pgmajfault"});
     if (vm.size() == 2)
-        out += fmt::format("vmstat        pgfault {:+}, pgmajfault {:+} (whole system)\n", vm["pgfault"],
-                           vm["pgmajfault"]);
+        out += fmt::format("vmstat        pgfault {:+}, pgmajfault {:+} (whole system)\n",
+                           vm["pgfault"], vm["pgmajfault"]);
     out += fmt::format("page cache    Cached {}, Buffers {} (whole system)\n",
                        signedKb(meminfoDeltaKb(run.meminfoBefore, run.meminfoAfter, "Cached")),
                        signedKb(meminfoDeltaKb(run.meminfoBefore, run.meminfoAfter, "Buffers")));
@@ -149,8 +156,9 @@ std::string commandText(const CommandRun &run)
             out += fmt::format("  {}  {}\n", file.path,
                                file.after.ok ? file.before.reason : file.after.reason);
         else
-            out += fmt::format("  {}  {} -> {} bytes resident ({})\n", file.path,
-                               file.before.residentBytes, file.after.residentBytes, file.after.method);
+            out +=
+                fmt::format("  {}  {} -> {} bytes resident ({})\n", file.path,
+                            file.before.residentBytes, file.after.residentBytes, file.after.method);
     }
     return out;
 }

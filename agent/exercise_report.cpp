@@ -96,28 +96,32 @@ std::string exerciseText(const ExerciseRun &run)
         return fmt::format("error: {}\n", run.error);
     std::string out = fmt::format("{}: {} MiB, allocated whole (posix_fallocate), {}\n", run.path,
                                   run.sizeBytes >> 20,
-                                  run.dax ? "DAX" : run.statxError.empty() ? "not DAX" : run.statxError);
+                                  run.dax                  ? "DAX"
+                                  : run.statxError.empty() ? "not DAX"
+                                                           : run.statxError);
     if (!run.phases.empty()) {
-        out += fmt::format("{:<11} {:>8} {:>10} {:>12} {:>7} {:>6} {:>5} {:>8} {:>6}  {}\n", "phase",
-                           "seconds", "Cached kB", "file kB", "minor", "major", "PMD", "fallback",
-                           "PTE", "footprint");
+        out += fmt::format("{:<11} {:>8} {:>10} {:>12} {:>7} {:>6} {:>5} {:>8} {:>6}  {}\n",
+                           "phase", "seconds", "Cached kB", "file kB", "minor", "major", "PMD",
+                           "fallback", "PTE", "footprint");
         for (const auto &p : run.phases) {
             FaultNumbers f = faults(p);
             auto d = cachedDelta(p);
-            std::string file = run.dax ? "n/a (DAX)"
-                               : p.before.ok && p.after.ok
-                                   ? fmt::format("{:+}", (static_cast<std::int64_t>(p.after.residentBytes) -
-                                                          static_cast<std::int64_t>(p.before.residentBytes)) /
-                                                             1024)
-                                   : "?";
-            out += fmt::format("{:<11} {:>8.3f} {:>10} {:>12} {:>7} {:>6} {:>5} {:>8} {:>6}  {}\n", p.name,
-                               p.seconds, d ? fmt::format("{:+}", *d) : "?", file, f.minor, f.major,
-                               count(p.counts.pmdFaults), count(p.counts.pmdFallbacks),
+            std::string file =
+                run.dax ? "n/a (DAX)"
+                : p.before.ok && p.after.ok
+                    ? fmt::format("{:+}", (static_cast<std::int64_t>(p.after.residentBytes) -
+                                           static_cast<std::int64_t>(p.before.residentBytes)) /
+                                              1024)
+                    : "?";
+            out += fmt::format("{:<11} {:>8.3f} {:>10} {:>12} {:>7} {:>6} {:>5} {:>8} {:>6}  {}\n",
+                               p.name, p.seconds, d ? fmt::format("{:+}", *d) : "?", file, f.minor,
+                               f.major, count(p.counts.pmdFaults), count(p.counts.pmdFallbacks),
                                count(p.counts.pteFaults), p.footprint.code);
         }
         const ExercisePhase &first = run.phases.front();
         if (faults(first).source != "perf")
-            out += fmt::format("faults: fallback to getrusage (perf: {})\n", first.counts.perfError);
+            out +=
+                fmt::format("faults: fallback to getrusage (perf: {})\n", first.counts.perfError);
         else if (!first.counts.perfNote.empty())
             out += fmt::format("faults: {}\n", first.counts.perfNote);
         if (!first.counts.tracepointError.empty())

@@ -29,8 +29,9 @@ double now()
 }
 
 // Unlinks the exercise file when the run ends, whichever way it ends.
-class RemoveOnExit {
-public:
+class RemoveOnExit
+{
+  public:
     explicit RemoveOnExit(ExerciseRun &run) : run_(run) {}
     ~RemoveOnExit()
     {
@@ -42,7 +43,7 @@ public:
     RemoveOnExit(const RemoveOnExit &) = delete;
     RemoveOnExit &operator=(const RemoveOnExit &) = delete;
 
-private:
+  private:
     ExerciseRun &run_;
 };
 
@@ -57,7 +58,8 @@ Result<UniqueMapping> mapAligned(int fd, std::size_t size, int prot)
         return failf(errno, "mmap reserve {} bytes", size + kPmdBytes);
     auto base = reinterpret_cast<std::uintptr_t>(reserve.get());
     std::uintptr_t aligned = (base + kPmdBytes - 1) & ~(kPmdBytes - 1);
-    void *addr = ::mmap(reinterpret_cast<void *>(aligned), size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+    void *addr =
+        ::mmap(reinterpret_cast<void *>(aligned), size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
     if (addr == MAP_FAILED)
         return failf(errno, "mmap {} bytes", size);
     // The file mapping replaced the middle of the reservation: unmap the ends.
@@ -119,8 +121,8 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
         p.before = measureResidency(run.path, false);
     Vmstat vmBefore = vmstatNow(root);
     p.cachedKbBefore = cachedKb(root);
-    FaultCounters counters = FaultCounters::open(root, PerfTarget{},
-                                                 options.noPerf ? "perf not used (--no-perf)" : "");
+    FaultCounters counters =
+        FaultCounters::open(root, PerfTarget{}, options.noPerf ? "perf not used (--no-perf)" : "");
     rusage ruBefore{}, ruAfter{};
     ::getrusage(RUSAGE_SELF, &ruBefore);
     double start = now();
@@ -228,8 +230,9 @@ ExerciseRun runExercise(const Root &root, const ExerciseOptions &options)
     UniqueFD fd(::open(run.path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     if (!fd) {
         run.usageError = errno == EEXIST;
-        run.error = errno == EEXIST ? run.path + " exists: exercise only creates (and removes) its own file"
-                                    : Error{errno, "create " + run.path}.describe();
+        run.error = errno == EEXIST
+                        ? run.path + " exists: exercise only creates (and removes) its own file"
+                        : Error{errno, "create " + run.path}.describe();
         return run;
     }
     run.created = true;

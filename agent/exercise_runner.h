@@ -27,8 +27,8 @@ struct ExercisePhase {
     std::uint64_t bytes = 0;
     double seconds = 0;
     std::optional<std::int64_t> cachedKbBefore, cachedKbAfter;
-    Residency before, after; // not measured on a DAX file
-    FaultCounts counts;      // perf, this process only
+    Residency before, after;                        // not measured on a DAX file
+    FaultCounts counts;                             // perf, this process only
     std::uint64_t rusageMinor = 0, rusageMajor = 0; // getrusage deltas, the fallback
     std::map<std::string, std::int64_t> vmstatDelta;
     FootprintVerdict footprint;
@@ -41,7 +41,7 @@ struct ExerciseRun {
     bool created = false; // we made the file (so we remove it)
     bool dax = false;
     std::string statxError;
-    std::string error; // setup failed, or a phase did
+    std::string error;       // setup failed, or a phase did
     bool usageError = false; // e.g. the path exists: nothing was touched
     std::vector<ExercisePhase> phases;
     FootprintVerdict footprint;

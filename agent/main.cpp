@@ -43,9 +43,11 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
         return 2;
     }
     CommandRun run = runCommand(*root, options);
-    std::string text = json ? nlohmann::json{{"schema", "daxprobe.profile/1"}, {"command", commandJson(run)}}
-                                      .dump(2) + "\n"
-                            : commandText(run);
+    std::string text =
+        json ? nlohmann::json{{"schema", "daxprobe.profile/1"}, {"command", commandJson(run)}}.dump(
+                   2) +
+                   "\n"
+             : commandText(run);
     if (!emit(text, outputPath))
         return 2;
     return commandExitCode(run);
@@ -76,27 +78,34 @@ int main(int argc, char **argv)
     bool profileJson = false;
     std::string profileOutput;
     auto *profileCmd = app.add_subcommand(
-        "profile", "Profile a command (-- CMD ARGS...), or a file's mapping (--path FILE): page faults, "
-                   "DAX PMD/PTE faults, page-cache growth");
+        "profile",
+        "Profile a command (-- CMD ARGS...), or a file's mapping (--path FILE): page faults, "
+        "DAX PMD/PTE faults, page-cache growth");
     profileCmd->add_option("--path", profile.paths,
                            "Without a command: file to map and touch, one byte per page. With one: "
                            "file whose page-cache residency is measured before and after");
     profileCmd->add_flag("--write", profile.write, "Write faults instead of read faults (rewrites each byte with itself)");
     profileCmd->add_flag("--json", profileJson, "Print one JSON document (schema daxprobe.profile/1)");
-    profileCmd->add_flag("--no-perf", command.noPerf,
-                         "With a command: count with rusage and /proc/vmstat only, as when perf is not permitted");
-    profileCmd->add_option("-o,--output", profileOutput, "Write the report to this file, not stdout");
+    profileCmd->add_flag(
+        "--no-perf", command.noPerf,
+        "With a command: count with rusage and /proc/vmstat only, as when perf is not permitted");
+    profileCmd->add_option("-o,--output", profileOutput,
+                           "Write the report to this file, not stdout");
     profileCmd->add_option("command", command.argv, "The command to run, after --");
 
     ExerciseOptions exercise;
     std::string exerciseSize = "32M";
     bool exerciseJsonOut = false;
     auto *exerciseCmd = app.add_subcommand(
-        "exercise", "Create a file at PATH, read it, map it, write it: page-cache footprint and faults of "
-                    "the mount; the file is removed");
-    exerciseCmd->add_option("path", exercise.path, "The file to create (must not exist)")->required();
-    exerciseCmd->add_option("--size", exerciseSize, "File size, K/M/G suffixes; rounded up to 2 MiB (default 32M)");
-    exerciseCmd->add_flag("--json", exerciseJsonOut, "Print one JSON document (schema daxprobe.exercise/1)");
+        "exercise",
+        "Create a file at PATH, read it, map it, write it: page-cache footprint and faults of "
+        "the mount; the file is removed");
+    exerciseCmd->add_option("path", exercise.path, "The file to create (must not exist)")
+        ->required();
+    exerciseCmd->add_option("--size", exerciseSize,
+                            "File size, K/M/G suffixes; rounded up to 2 MiB (default 32M)");
+    exerciseCmd->add_flag("--json", exerciseJsonOut,
+                          "Print one JSON document (schema daxprobe.exercise/1)");
     exerciseCmd->add_flag("--no-perf", exercise.noPerf, "Count faults with getrusage only");
 
     DaemonOptions agentOptions;
@@ -122,7 +131,8 @@ int main(int argc, char **argv)
     if (profileCmd->parsed()) {
         if (!command.argv.empty()) {
             if (profile.write) {
-                fmt::print(stderr, "daxprobe profile: --write only applies to --path without a command\n");
+                fmt::print(stderr,
+                           "daxprobe profile: --write only applies to --path without a command\n");
                 return 2;
             }
             command.paths = profile.paths;

@@ -7,8 +7,9 @@
 namespace daxprobe {
 
 // Sole owner of an mmap()ed range (UniqueFD's counterpart for mappings).
-class UniqueMapping {
-public:
+class UniqueMapping
+{
+  public:
     UniqueMapping() = default;
     UniqueMapping(void *addr, std::size_t length)
         : addr_(addr == MAP_FAILED ? nullptr : addr), length_(addr_ ? length : 0)
@@ -49,7 +50,7 @@ public:
         length_ = 0;
     }
 
-private:
+  private:
     void *addr_ = nullptr;
     std::size_t length_ = 0;
 };

@@ -48,17 +48,20 @@ FaultCounters FaultCounters::open(const Root &root, const PerfTarget &target,
         return c;
     }
     bool userOnly = false;
-    if (auto fd = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, target, &userOnly))
+    if (auto fd =
+            openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, target, &userOnly))
         c.minor_ = std::move(*fd);
     else
         c.perfError_ = fd.error().describe();
-    if (auto fd = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, target, &userOnly))
+    if (auto fd =
+            openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, target, &userOnly))
         c.major_ = std::move(*fd);
     else if (c.perfError_.empty())
         c.perfError_ = fd.error().describe();
     if (userOnly)
-        c.perfNote_ = "user-mode faults only: perf_event_paranoid forbids counting kernel-mode ones "
-                      "(run as root, or sysctl kernel.perf_event_paranoid=1)";
+        c.perfNote_ =
+            "user-mode faults only: perf_event_paranoid forbids counting kernel-mode ones "
+            "(run as root, or sysctl kernel.perf_event_paranoid=1)";
 
     std::string tracefs;
     for (const char *dir : {"sys/kernel/tracing", "sys/kernel/debug/tracing"})

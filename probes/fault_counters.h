@@ -21,7 +21,7 @@ struct FaultCounts {
     std::optional<std::uint64_t> minorFaults;
     std::optional<std::uint64_t> majorFaults;
     std::string perfError;
-    std::string perfNote; // counted, with a caveat (user-mode faults only)
+    std::string perfNote;                      // counted, with a caveat (user-mode faults only)
     std::optional<std::uint64_t> pmdFaults;    // dax_pmd_fault_done
     std::optional<std::uint64_t> pmdFallbacks; // ... whose result has VM_FAULT_FALLBACK
     std::optional<std::uint64_t> pteFaults;    // dax_pte_fault_done
@@ -31,8 +31,9 @@ struct FaultCounts {
 // The counters for one target (this process, or a child about to exec),
 // each an owned perf fd. Opening never fails as a whole: what could not be
 // opened is left unset and its reason kept, so callers fall back per number.
-class FaultCounters {
-public:
+class FaultCounters
+{
+  public:
     // noPerf: open nothing (the caller measures with rusage and vmstat only);
     // the reason given is reported as the perf and tracepoint error.
     static FaultCounters open(const Root &root, const PerfTarget &target,
@@ -44,7 +45,7 @@ public:
     // Totals so far (with inherit: of every child that has exited).
     FaultCounts read() const;
 
-private:
+  private:
     struct Tracepoint {
         UniqueFD fd;
         std::optional<std::uint64_t> FaultCounts::*out;

@@ -10,8 +10,8 @@
 
 namespace daxprobe {
 
-Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
-                                 const PerfTarget &target, bool *kernelExcluded)
+Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config, const PerfTarget &target,
+                                 bool *kernelExcluded)
 {
     perf_event_attr attr;
     std::memset(&attr, 0, sizeof(attr));

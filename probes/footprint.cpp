@@ -67,14 +67,14 @@ FaultNumbers chooseFaults(const std::optional<std::uint64_t> &perfMinor,
 
 FootprintVerdict judgeFootprint(const FootprintInput &in)
 {
-    std::optional<std::int64_t> grew = in.residentDeltaBytes ? in.residentDeltaBytes
-                                                              : in.cachedDeltaBytes;
+    std::optional<std::int64_t> grew =
+        in.residentDeltaBytes ? in.residentDeltaBytes : in.cachedDeltaBytes;
     const char *measure = in.residentDeltaBytes ? "the file's residency" : "meminfo Cached";
     if (!grew || in.bytesTouched == 0)
         return {"unknown", "no page-cache numbers, or nothing touched"};
     const auto touched = static_cast<std::int64_t>(in.bytesTouched);
-    const std::string growth = fmt::format("{} grew by {} kB for {} kB touched", measure, *grew / 1024,
-                                           touched / 1024);
+    const std::string growth =
+        fmt::format("{} grew by {} kB for {} kB touched", measure, *grew / 1024, touched / 1024);
     if (in.dax) {
         if (*grew * 8 < touched)
             return {"no_page_cache", "DAX: no page-cache growth (" + growth + ")"};
@@ -87,7 +87,8 @@ FootprintVerdict judgeFootprint(const FootprintInput &in)
             "not DAX, yet " + growth + ": already cached, or reclaimed under memory pressure"};
 }
 
-FootprintVerdict combineFootprints(const std::vector<std::pair<std::string, FootprintVerdict>> &phases)
+FootprintVerdict
+combineFootprints(const std::vector<std::pair<std::string, FootprintVerdict>> &phases)
 {
     if (phases.empty())
         return {"unknown", "no phase ran"};
@@ -109,10 +110,20 @@ Result<std::uint64_t> parseExerciseSize(std::string_view text)
     std::uint64_t scale = 1;
     if (!digits.empty()) {
         switch (digits.back()) {
-        case 'K': case 'k': scale = 1ull << 10; break;
-        case 'M': case 'm': scale = 1ull << 20; break;
-        case 'G': case 'g': scale = 1ull << 30; break;
-        default: break;
+        case 'K':
+        case 'k':
+            scale = 1ull << 10;
+            break;
+        case 'M':
+        case 'm':
+            scale = 1ull << 20;
+            break;
+        case 'G':
+        case 'g':
+            scale = 1ull << 30;
+            break;
+        default:
+            break;
         }
         if (scale != 1)
             digits.remove_suffix(1);

@@ -70,7 +70,8 @@ FootprintVerdict judgeFootprint(const FootprintInput &in);
 
 // One verdict over several phases: theirs when they agree, else "mixed"
 // naming each phase's code.
-FootprintVerdict combineFootprints(const std::vector<std::pair<std::string, FootprintVerdict>> &phases);
+FootprintVerdict
+combineFootprints(const std::vector<std::pair<std::string, FootprintVerdict>> &phases);
 
 // The exercise's file size: --size as bytes with an optional K/M/G suffix
 // (powers of 1024), rounded up to whole 2 MiB extents, at least one.

@@ -31,8 +31,8 @@ TEST_CASE("vmstat deltas are after minus before, signed, named counters only", "
     auto d = vmstatDelta(before, after, {"pgfault", "pgmajfault", "nr_dirty", "pgpgin", "absent"});
     CHECK(d.at("pgfault") == 513);
     CHECK(d.at("pgmajfault") == 0);
-    CHECK(d.at("nr_dirty") == -30);  // a gauge can shrink
-    CHECK(d.count("pgpgin") == 0);   // gone after: not a made-up 0 or -3
+    CHECK(d.at("nr_dirty") == -30); // a gauge can shrink
+    CHECK(d.count("pgpgin") == 0);  // gone after: not a made-up 0 or -3
     CHECK(d.count("absent") == 0);
     CHECK(d.size() == 3);
 }
