@@ -1,6 +1,7 @@
 #include "exercise_runner.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <ctime>
 #include <fcntl.h>
@@ -8,8 +9,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstring>
 #include <functional>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "dax_evidence.h"
 #include "unique_fd.h"
@@ -26,6 +31,52 @@ double now()
     timespec ts{};
     ::clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+volatile std::sig_atomic_t gStopSignal = 0;
+
+extern "C" void onStopSignal(int sig)
+{
+    gStopSignal = sig;
+}
+
+// While the exercise runs, SIGINT, SIGTERM and SIGHUP only note themselves:
+// the phase under way ends, the file is removed, then the run reports the
+// interruption (a signal's default action would leave the file behind).
+class DeferStopSignals
+{
+  public:
+    DeferStopSignals()
+    {
+        gStopSignal = 0;
+        struct sigaction sa {
+        };
+        sa.sa_handler = onStopSignal;
+        sa.sa_flags = SA_RESTART;
+        ::sigemptyset(&sa.sa_mask);
+        for (std::size_t i = 0; i < kSignals.size(); ++i)
+            ::sigaction(kSignals[i], &sa, &old_[i]);
+    }
+    ~DeferStopSignals()
+    {
+        for (std::size_t i = 0; i < kSignals.size(); ++i)
+            ::sigaction(kSignals[i], &old_[i], nullptr);
+    }
+    DeferStopSignals(const DeferStopSignals &) = delete;
+    DeferStopSignals &operator=(const DeferStopSignals &) = delete;
+
+  private:
+    static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+    std::array<struct sigaction, 3> old_{};
+};
+
+bool stopRequested(ExerciseRun &run)
+{
+    if (gStopSignal == 0)
+        return false;
+    run.error = fmt::format("interrupted by signal {} ({})", static_cast<int>(gStopSignal),
+                            ::strsignal(gStopSignal));
+    return true;
 }
 
 // Unlinks the exercise file when the run ends, whichever way it ends.
@@ -165,6 +216,8 @@ void exerciseFile(const Root &root, const ExerciseOptions &options, const Unique
         run.error = f.error().describe();
         return;
     }
+    if (stopRequested(run))
+        return;
     StatxEvidence sx = statxDax(run.path);
     run.dax = sx.error.empty() && sx.dax;
     run.statxError = sx.error;
@@ -216,6 +269,8 @@ void exerciseFile(const Root &root, const ExerciseOptions &options, const Unique
             break;
         }
         verdicts.emplace_back(name, p.footprint);
+        if (stopRequested(run))
+            break;
     }
     run.footprint = combineFootprints(verdicts);
 }
@@ -227,6 +282,7 @@ ExerciseRun runExercise(const Root &root, const ExerciseOptions &options)
     ExerciseRun run;
     run.path = options.path;
     run.sizeBytes = options.sizeBytes;
+    DeferStopSignals defer; // from before the file exists until after it is gone
     UniqueFD fd(::open(run.path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     if (!fd) {
         run.usageError = errno == EEXIST;
