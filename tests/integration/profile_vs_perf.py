@@ -83,6 +83,32 @@ class ProfileVsPerf(unittest.TestCase):
             self.assertIsInstance(pc[key], int, key)
         self.assertEqual(pc["files"], [])
 
+    def test_contract_keys(self):
+        # The fields the appliance comparison reads (agent/PROFILE.md): added
+        # to, never renamed.
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+            path = os.path.join(d, "f")
+            with open(path, "wb") as f:
+                f.write(b"y" * 8192)
+            rc, doc, err = profile(["true"], "--path", path)
+        self.assertEqual(rc, 0, err)
+        cmd = doc["command"]
+        for key, kind in (("argv", list), ("exit_status", int), ("wall_seconds", float),
+                          ("user_seconds", float), ("system_seconds", float),
+                          ("peak_rss_kb", int), ("faults", dict), ("vmstat_delta", dict),
+                          ("page_cache", dict)):
+            self.assertIsInstance(cmd.get(key), kind, key)
+        self.assertLessEqual({"source", "minor", "major", "perf_error", "dax_pmd",
+                              "dax_pmd_fallback", "dax_pte", "tracepoint_error"},
+                             set(cmd["faults"]))
+        self.assertLessEqual({"pgfault", "pgmajfault"}, set(cmd["vmstat_delta"]))
+        self.assertLessEqual({"cached_kb_before", "cached_kb_after", "cached_kb_delta",
+                              "buffers_kb_delta", "files"}, set(cmd["page_cache"]))
+        (f,) = cmd["page_cache"]["files"]
+        self.assertLessEqual({"path", "method", "resident_bytes_before", "resident_bytes_after"},
+                             set(f))
+        self.assertIn(f["method"], ("cachestat", "mincore", "not_applicable_dax"))
+
     def test_forced_fallback_is_taken_and_said(self):
         argv = [TOUCH, str(PAGES), "--fork"]
         _, counts, _ = perf_stat(argv)
