@@ -11,6 +11,7 @@
 #include "dax_evidence.h"
 #include "result.h"
 #include "unique_fd.h"
+#include "unique_mapping.h"
 
 namespace daxprobe {
 
@@ -38,15 +39,16 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
 
     long page = ::sysconf(_SC_PAGESIZE);
     // A fresh mapping: faults counted are the ones this walk takes.
-    void *addr = ::mmap(nullptr, p.sizeBytes, write ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
-                        fd.get(), 0);
-    if (addr == MAP_FAILED) {
+    UniqueMapping map(::mmap(nullptr, p.sizeBytes, write ? PROT_READ | PROT_WRITE : PROT_READ,
+                             MAP_SHARED, fd.get(), 0),
+                      p.sizeBytes);
+    if (!map) {
         p.error = Error{errno, "mmap " + path}.describe();
         return p;
     }
     auto start = std::chrono::steady_clock::now();
     counters.enable();
-    volatile unsigned char *bytes = static_cast<volatile unsigned char *>(addr);
+    volatile unsigned char *bytes = static_cast<volatile unsigned char *>(map.get());
     unsigned sink = 0;
     for (std::uint64_t off = 0; off < p.sizeBytes; off += static_cast<std::uint64_t>(page)) {
         if (write)
@@ -58,7 +60,7 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
     counters.disable();
     p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     (void)sink;
-    ::munmap(addr, p.sizeBytes);
+    map.reset();
 
     p.counts = counters.read();
     p.after = measureResidency(path, p.dax);
