@@ -191,7 +191,8 @@ void Channel::step(std::int64_t now)
 {
     if (!fd_)
         return;
-    if (busy() && throttledUntilMs <= now)
+    // A violation found while receiving (an over-long line) is acted on now.
+    if ((busy() && throttledUntilMs <= now) || ingestor_->violation())
         handle(now);
     if (fd_)
         checkHeld(now);

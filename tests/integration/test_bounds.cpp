@@ -3,6 +3,7 @@
 // body size. Counted in wakes and bytes, never in seconds.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -190,4 +191,39 @@ TEST_CASE("/metrics: bounded body, connections and time per request", "[integrat
     char c;
     CHECK(::recv(idle1.get(), &c, 1, 0) == 0);
     CHECK(::recv(idle2.get(), &c, 1, 0) == 0);
+}
+
+TEST_CASE("SIGTERM ends the loop at its wake, whatever the guests' backlog",
+          "[integration][bounds][signal]")
+{
+    TempDir dir;
+    RogueGuest flood(dir.path() + "/flood.sock");
+    auto opts = collectorOptions(dir.path());
+    opts.sockets.push_back({"flood", flood.path, {}, false});
+    opts.messagesPerSecond = opts.burstMessages = 1e9;
+    opts.bytesPerSecond = opts.burstBytes = 1e12;
+    opts.handleSignals = true; // SIGTERM/SIGINT blocked and read from a signalfd
+    auto coll = makeCollector(opts);
+    std::uint64_t seq = 0;
+    std::string burst = floodReports(seq, 400);
+    auto seen = [&] {
+        auto *ing = coll->channels().at("flood").ingestor();
+        return ing ? ing->stats().reports : 0;
+    };
+    REQUIRE(pump(
+        {}, coll.get(), [&] { return seen() > 0; }, [&] { flood.pumpOut(burst); }));
+    flood.pumpOut(burst);
+
+    std::uint64_t before = seen();
+    REQUIRE(::kill(::getpid(), SIGTERM) == 0); // pending: only the signalfd sees it
+    REQUIRE(coll->runOnce(0));
+    CHECK(coll->stopping());
+    CHECK(seen() == before);                    // not one more message once asked to stop
+    CHECK(coll->channels().at("flood").busy()); // though there was work left
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
 }
