@@ -155,7 +155,15 @@ void Collector::scanWatchDirs(std::int64_t now)
 {
     if (options_.watchDirs.empty())
         return;
-    Discovery found = discoverSockets(options_.watchDirs, options_.watchName);
+    // A socket we are connected to is live: no probe connection to it (QEMU
+    // would queue the probe and replay it to the guest as a host blip).
+    auto live = [this](const std::string &path) {
+        for (const auto &[name, c] : channels_)
+            if (c.connected() && c.config().socketPath == path)
+                return true;
+        return socketAcceptsConnections(path);
+    };
+    Discovery found = discoverSockets(options_.watchDirs, options_.watchName, live);
     for (const auto &dir : found.subdirs)
         watch(dir, 0); // libvirt: <dir>/domain-N-NAME/<channel name>
     for (auto &[name, cfg] : found.channels) {

@@ -37,8 +37,9 @@ struct CollectorOptions {
     std::size_t maxMessagesPerWake = 16; // messages handled per wake per channel: fairness
     // Partial and queued lines of every guest together (one guest may pin
     // up to a message size, 1 MiB): past this, the guest holding the most
-    // is hung up on (it resends after reconnecting, nothing is lost).
-    std::size_t maxBufferedBytes = 32 << 20;
+    // is hung up on (it resends after reconnecting, nothing is lost). Counts
+    // line bytes; a growing string may reserve up to twice that.
+    std::size_t maxBufferedBytes = 16 << 20;
     std::size_t maxOwedBytes = 64 * 1024; // acks owed to a guest that does not read them
     int storeRetryInitialMs = 500;        // after a store error: resync wait, doubling
     int storeRetryMaxMs = 30000;
