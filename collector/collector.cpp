@@ -2,44 +2,27 @@
 
 #include <cerrno>
 #include <csignal>
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <ctime>
-#include <thread>
 #include <vector>
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
+
+#include "discovery.h"
+#include "host_facts.h"
 
 namespace daxprobe::collector
 {
 
-std::int64_t nowMs()
-{
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
 namespace
 {
-
-// Acks and commands owed to a guest that does not read them: a bound, not a backlog.
-constexpr std::size_t kMaxOwedBytes = 1 << 20;
-
-std::int64_t wallSeconds()
-{
-    return static_cast<std::int64_t>(::time(nullptr));
-}
 
 bool isSocket(const std::string &path)
 {
@@ -56,54 +39,20 @@ std::string parentDir(const std::string &path)
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::vector<std::string> listDir(const std::string &dir)
+// Guests and /metrics clients share one fd table: take all the kernel
+// allows (systemd's LimitNOFILE sets the hard limit), since the soft 1024
+// default would cap the guests one collector can serve.
+void raiseFdLimit()
 {
-    std::vector<std::string> out;
-    if (DIR *d = ::opendir(dir.c_str())) {
-        while (dirent *e = ::readdir(d))
-            if (e->d_name[0] != '.')
-                out.emplace_back(e->d_name);
-        ::closedir(d);
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            spdlog::debug("setrlimit NOFILE: {}", Error::errnoName(errno));
     }
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-// libvirt names channel dirs "domain-<id>-<name>"; the id changes per start,
-// the name does not, so the name keeps one VM's history together.
-std::string vmNameFromDir(const std::string &sub)
-{
-    if (sub.rfind("domain-", 0) == 0) {
-        auto dash = sub.find('-', 7);
-        if (dash != std::string::npos && dash > 7 && sub.find_first_not_of("0123456789", 7) == dash)
-            return sub.substr(dash + 1);
-    }
-    return sub;
 }
 
 } // namespace
-
-void TokenBucket::refill(std::int64_t now)
-{
-    if (lastMs == 0) {
-        tokens = burst;
-    } else if (now > lastMs) {
-        tokens = std::min(burst, tokens + rate * double(now - lastMs) / 1000.0);
-    }
-    lastMs = now;
-}
-
-std::int64_t TokenBucket::waitFor(double amount) const
-{
-    if (tokens >= amount || rate <= 0)
-        return 0;
-    return static_cast<std::int64_t>((amount - tokens) * 1000.0 / rate) + 1;
-}
-
-struct Collector::Http {
-    httplib::Server server;
-    std::thread thread;
-};
 
 Collector::Collector(CollectorOptions options, Store store)
     : options_(std::move(options)), store_(std::move(store)),
@@ -111,14 +60,7 @@ Collector::Collector(CollectorOptions options, Store store)
 {
 }
 
-Collector::~Collector()
-{
-    if (http_) {
-        http_->server.stop();
-        if (http_->thread.joinable())
-            http_->thread.join();
-    }
-}
+Collector::~Collector() = default;
 
 Result<std::unique_ptr<Collector>> Collector::create(CollectorOptions options)
 {
@@ -126,14 +68,30 @@ Result<std::unique_ptr<Collector>> Collector::create(CollectorOptions options)
         options.stateDir = defaultStateDir();
     if (::mkdir(options.stateDir.c_str(), 0750) < 0 && errno != EEXIST)
         return failf(errno, "create state directory {}", options.stateDir);
-    auto store = Store::open(options.stateDir + "/collector.db",
-                             StoreOptions{options.maxRowsPerVm, options.maxBytesPerVm});
+    if (::access(options.stateDir.c_str(), W_OK) < 0)
+        return failf(errno, "state directory {} is not writable", options.stateDir);
+    auto store = Store::open(
+        options.stateDir + "/collector.db",
+        StoreOptions{options.maxRowsPerVm, options.maxBytesPerVm, options.busyTimeoutMs});
     if (!store)
         return tl::unexpected(store.error());
     std::unique_ptr<Collector> c(new Collector(std::move(options), std::move(*store)));
     if (auto r = c->setup(); !r)
         return tl::unexpected(r.error());
     return c;
+}
+
+void Collector::watch(const std::string &dir, std::uint32_t extra)
+{
+    for (const auto &w : watches_)
+        if (w.second == dir)
+            return;
+    int wd = ::inotify_add_watch(inotifyFd_.get(), dir.c_str(),
+                                 IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | extra);
+    if (wd >= 0)
+        watches_[wd] = dir;
+    else
+        spdlog::debug("inotify {}: {}", dir, Error::errnoName(errno));
 }
 
 Result<void> Collector::setup()
@@ -149,58 +107,34 @@ Result<void> Collector::setup()
         if (!signalFd_)
             return failf(errno, "signalfd");
         ::signal(SIGPIPE, SIG_IGN);
+        raiseFdLimit();
     }
     inotifyFd_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (!inotifyFd_)
         return failf(errno, "inotify_init1");
 
-    auto watch = [&](const std::string &dir) {
-        int wd =
-            ::inotify_add_watch(inotifyFd_.get(), dir.c_str(),
-                                IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
-        if (wd >= 0)
-            watches_[wd] = dir;
-        else
-            spdlog::debug("inotify {}: {}", dir, Error::errnoName(errno));
-    };
     for (const auto &s : options_.sockets) {
         addChannel(s);
         // A VM restart recreates its socket: reconnect at once, not at the next backoff.
-        watch(parentDir(s.socketPath));
+        watch(parentDir(s.socketPath), IN_ONLYDIR);
     }
     for (const auto &d : options_.watchDirs)
-        watch(d);
+        watch(d, IN_ONLYDIR);
     scanWatchDirs(nowMs());
-    startMetricsServer();
-    return {};
-}
-
-void Collector::startMetricsServer()
-{
-    if (options_.metricsListen.empty())
-        return;
-    auto colon = options_.metricsListen.rfind(':');
-    std::string host =
-        colon == std::string::npos ? "127.0.0.1" : options_.metricsListen.substr(0, colon);
-    int port = std::atoi(
-        options_.metricsListen.substr(colon == std::string::npos ? 0 : colon + 1).c_str());
-    http_ = std::make_unique<Http>();
-    MetricsRegistry *reg = metrics_.get();
-    http_->server.Get("/metrics", [reg](const httplib::Request &, httplib::Response &res) {
-        res.set_content(reg->render(), "text/plain; version=0.0.4; charset=utf-8");
-    });
-    http_->server.set_read_timeout(5, 0);
-    http_->server.set_write_timeout(5, 0);
-    metricsPort_ = port == 0 ? http_->server.bind_to_any_port(host)
-                             : (http_->server.bind_to_port(host, port) ? port : -1);
-    if (metricsPort_ <= 0) {
-        spdlog::error("metrics: cannot listen on {}", options_.metricsListen);
-        http_.reset();
-        metricsPort_ = 0;
-        return;
+    if (!options_.metricsListen.empty()) {
+        HttpLimits lim{options_.httpMaxConnections, options_.httpRequestTimeoutMs,
+                       options_.httpMaxBodyBytes};
+        auto server = MetricsServer::start(options_.metricsListen, lim, *metrics_);
+        if (!server) {
+            // Guests matter more than the endpoint: collect without it.
+            spdlog::error("metrics: {}", server.error().describe());
+        } else {
+            server_ = std::move(*server);
+            spdlog::info("metrics on port {} (/metrics, at most {} connections at once)",
+                         server_->port(), lim.maxConnections);
+        }
     }
-    http_->thread = std::thread([h = http_.get()] { h->server.listen_after_bind(); });
-    spdlog::info("metrics on http://{}:{}/metrics", host, metricsPort_);
+    return {};
 }
 
 void Collector::addChannel(const ChannelConfig &config)
@@ -212,68 +146,50 @@ void Collector::addChannel(const ChannelConfig &config)
                      config.socketPath);
         return;
     }
-    Channel c;
-    c.config = config;
-    c.backoffMs = options_.backoffInitialMs;
-    channels_.emplace(config.name, std::move(c));
+    channels_.try_emplace(config.name, config,
+                          ChannelEnv{store_, *metrics_, options_, syncCounter_});
     metrics_->update(config.name, [](VmMetrics &) {});
 }
 
 void Collector::scanWatchDirs(std::int64_t now)
 {
-    std::map<std::string, ChannelConfig> found;
-    auto consider = [&](const std::string &path, const std::string &name) {
-        if (isSocket(path))
-            found[name] = ChannelConfig{name, path, {}, true};
+    if (options_.watchDirs.empty())
+        return;
+    // A socket we are connected to is live: no probe connection to it (QEMU
+    // would queue the probe and replay it to the guest as a host blip).
+    auto live = [this](const std::string &path) {
+        for (const auto &[name, c] : channels_)
+            if (c.connected() && c.config().socketPath == path)
+                return true;
+        return socketAcceptsConnections(path);
     };
-    const std::string &want = options_.watchName;
-    for (const auto &dir : options_.watchDirs) {
-        for (const auto &entry : listDir(dir)) {
-            std::string path = dir + "/" + entry;
-            struct stat st {
-            };
-            if (::stat(path.c_str(), &st) < 0)
-                continue;
-            if (S_ISDIR(st.st_mode)) {
-                // libvirt: <dir>/domain-N-NAME/<channel name>
-                bool known = std::any_of(watches_.begin(), watches_.end(),
-                                         [&](const auto &w) { return w.second == path; });
-                if (!known) {
-                    int wd =
-                        ::inotify_add_watch(inotifyFd_.get(), path.c_str(),
-                                            IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM);
-                    if (wd >= 0)
-                        watches_[wd] = path;
-                }
-                for (const auto &f : listDir(path))
-                    if (want == "*" || f == want)
-                        consider(path + "/" + f, vmNameFromDir(entry));
-            } else if (want == "*") {
-                consider(path, entry);
-            } else if (entry.size() > want.size() + 1 &&
-                       entry.compare(entry.size() - want.size(), want.size(), want) == 0 &&
-                       entry[entry.size() - want.size() - 1] == '.') {
-                // older libvirt: <dir>/NAME.<channel name>
-                consider(path, entry.substr(0, entry.size() - want.size() - 1));
-            }
-        }
-    }
-    for (auto &[name, cfg] : found) {
+    Discovery found = discoverSockets(options_.watchDirs, options_.watchName, live);
+    for (const auto &dir : found.subdirs)
+        watch(dir, 0); // libvirt: <dir>/domain-N-NAME/<channel name>
+    for (auto &[name, cfg] : found.channels) {
+        auto why = found.why.find(name);
         auto it = channels_.find(name);
         if (it == channels_.end()) {
-            spdlog::info("discovered {} at {}", name, cfg.socketPath);
+            spdlog::info("discovered {} at {}{}", name, cfg.socketPath,
+                         why == found.why.end() ? "" : " (" + why->second + ")");
             addChannel(cfg);
-        } else if (it->second.config.discovered && it->second.config.socketPath != cfg.socketPath &&
-                   !it->second.fd) {
-            it->second.config.socketPath = cfg.socketPath; // same VM, new domain id
-            it->second.nextAttemptMs = now;
-        } else if (!it->second.fd && it->second.throttledUntilMs <= now) {
-            it->second.nextAttemptMs = now;
+            continue;
+        }
+        Channel &c = it->second;
+        if (c.config().discovered && c.config().socketPath != cfg.socketPath && !c.connected()) {
+            spdlog::info("{}: now at {}{}", name, cfg.socketPath,
+                         why == found.why.end() ? " (same VM, new domain id)"
+                                                : " (" + why->second + ")");
+            c.config().socketPath = cfg.socketPath;
+            c.nextAttemptMs = now;
+        } else if (!c.connected() && c.throttledUntilMs <= now) {
+            c.nextAttemptMs = now;
         }
     }
     // A discovered VM whose socket went away is gone; configured ones stay.
     for (auto it = channels_.begin(); it != channels_.end();) {
-        if (it->second.config.discovered && !it->second.fd && !found.count(it->first)) {
+        if (it->second.config().discovered && !it->second.connected() &&
+            !found.channels.count(it->first)) {
             metrics_->remove(it->first);
             it = channels_.erase(it);
         } else {
@@ -301,8 +217,8 @@ void Collector::handleInotify(std::int64_t now)
     if (!any)
         return;
     for (auto &[name, c] : channels_)
-        if (!c.config.discovered && !c.fd && c.throttledUntilMs <= now &&
-            isSocket(c.config.socketPath))
+        if (!c.config().discovered && !c.connected() && c.throttledUntilMs <= now &&
+            isSocket(c.config().socketPath))
             c.nextAttemptMs = now;
     scanWatchDirs(now);
 }
@@ -310,167 +226,33 @@ void Collector::handleInotify(std::int64_t now)
 bool Collector::connected(const std::string &vm) const
 {
     auto it = channels_.find(vm);
-    return it != channels_.end() && it->second.fd.isValid();
+    return it != channels_.end() && it->second.connected();
 }
 
-void Collector::tryConnect(Channel &c, std::int64_t now)
+std::size_t Collector::bufferedBytes() const
 {
-    sockaddr_un addr{};
-    const std::string &path = c.config.socketPath;
-    auto retry = [&](int err) {
-        spdlog::debug("{}: connect {}: {}", c.config.name, path, Error::errnoName(err));
-        c.nextAttemptMs = now + c.backoffMs;
-        c.backoffMs = std::min(c.backoffMs * 2, options_.backoffMaxMs);
-    };
-    if (path.size() >= sizeof(addr.sun_path))
-        return retry(ENAMETOOLONG);
-    UniqueFD fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd)
-        return retry(errno);
-    addr.sun_family = AF_UNIX;
-    path.copy(addr.sun_path, path.size());
-    if (::connect(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0)
-        return retry(errno);
-
-    c.fd = std::move(fd);
-    c.backoffMs = options_.backoffInitialMs;
-    c.out.clear();
-    c.bytes = {options_.bytesPerSecond, options_.burstBytes, 0, 0};
-    c.messages = {options_.messagesPerSecond, options_.burstMessages, 0, 0};
-    c.bytes.refill(now);
-    c.messages.refill(now);
-    c.seen = {};
-
-    // The peer of a QEMU chardev socket is QEMU itself.
-    ucred cred{};
-    socklen_t len = sizeof(cred);
-    c.peerPid = ::getsockopt(c.fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : 0;
-
-    const std::string vm = c.config.name;
-    const std::string socket = path;
-    IngestHooks hooks;
-    hooks.storeReport = [this, vm](const protocol::ReportEnvelope &r) -> Result<bool> {
-        auto stored = store_.addReport(vm, r, wallSeconds());
-        if (!stored) {
-            ++storeErrors_;
-            metrics_->setStoreErrors(storeErrors_);
-            spdlog::error("{}: store report {}: {}", vm, r.seq, stored.error().describe());
-            return stored;
-        }
-        // One line per report: operators (and the VM test) follow the stream.
-        if (*stored)
-            spdlog::info("{}: stored report {}/{} ({}, {})", vm, r.stream, r.seq, r.reason,
-                         verdictCode(r.report));
-        else
-            spdlog::debug("{}: report {}/{} already stored", vm, r.stream, r.seq);
-        if (*stored)
-            metrics_->update(vm, [&](VmMetrics &m) {
-                MetricsRegistry::applyReport(m, r.report, wallSeconds());
-                m.agentDropped = r.droppedReports;
-            });
-        return stored;
-    };
-    hooks.identity = [this, vm, socket](const protocol::AgentIdentity &id) {
-        if (auto r = store_.noteVm(vm, socket, id, wallSeconds()); !r)
-            spdlog::error("{}: {}", vm, r.error().describe());
-    };
-    c.ingestor = std::make_unique<Ingestor>(options_.ingest, std::move(hooks));
-    c.ingestor->start(++syncCounter_);
-    c.out += c.ingestor->takeOutput();
-    metrics_->update(vm, [](VmMetrics &m) {
-        m.connected = true;
-        ++m.connects;
-    });
-    spdlog::info("{}: connected to {} (qemu pid {})", vm, path, c.peerPid);
-    c.nextFactsMs = now;
-    flushChannel(c, now);
+    std::size_t total = 0;
+    for (const auto &[name, c] : channels_)
+        total += c.bufferedBytes();
+    return total;
 }
 
-void Collector::disconnect(Channel &c, const std::string &reason, bool penalty, std::int64_t now)
+// Every guest together holds the budget of unfinished lines: hang up on the
+// one holding most. A real agent resends after reconnecting; a hostile one
+// cannot pin memory. Returns what all guests hold afterwards.
+std::size_t Collector::relieveMemory(std::int64_t now)
 {
-    if (!c.fd)
-        return;
-    spdlog::info("{}: disconnected ({})", c.config.name, reason);
-    c.fd.reset();
-    c.ingestor.reset();
-    c.out.clear();
-    c.nextAttemptMs = now + (penalty ? options_.penaltyMs : c.backoffMs);
-    c.throttledUntilMs = penalty ? c.nextAttemptMs : 0;
-    metrics_->update(c.config.name, [&](VmMetrics &m) {
-        m.connected = false;
-        ++m.disconnects[reason];
-    });
-}
-
-void Collector::readChannel(Channel &c, std::int64_t now)
-{
-    c.bytes.refill(now);
-    c.messages.refill(now);
-    // Read no more than the guest's allowance and the per-wake chunk, so one
-    // guest can neither starve the others nor make us buffer without bound.
-    std::size_t want =
-        std::min<std::size_t>(options_.readChunk, static_cast<std::size_t>(c.bytes.tokens));
-    if (want == 0) {
-        c.throttledUntilMs = now + std::max<std::int64_t>(1, c.bytes.waitFor(1));
-        metrics_->update(c.config.name, [](VmMetrics &m) { ++m.throttled; });
-        return;
+    Channel *biggest = nullptr;
+    for (auto &[name, c] : channels_)
+        if (!biggest || c.bufferedBytes() > biggest->bufferedBytes())
+            biggest = &c;
+    if (biggest && biggest->bufferedBytes() > 0) {
+        spdlog::warn("{}: holds {} bytes of unfinished lines while guests together hold the "
+                     "limit of {}: disconnecting it",
+                     biggest->config().name, biggest->bufferedBytes(), options_.maxBufferedBytes);
+        biggest->disconnect("memory_pressure", false, now);
     }
-    std::string buf(want, '\0');
-    ssize_t n = ::read(c.fd.get(), buf.data(), want);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n <= 0)
-        return disconnect(c, n == 0 ? "eof" : "read_error", false, now);
-    c.bytes.tokens -= double(n);
-    c.ingestor->feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-    c.out += c.ingestor->takeOutput();
-    if (c.out.size() > kMaxOwedBytes)
-        return disconnect(c, "peer_not_reading", true, now);
-
-    // Ingestor stats are per connection; the metrics are for the VM's life.
-    const IngestStats st = c.ingestor->stats();
-    const IngestStats d{st.messages - c.seen.messages,
-                        st.reports - c.seen.reports,
-                        st.stored - c.seen.stored,
-                        st.duplicates - c.seen.duplicates,
-                        st.invalid - c.seen.invalid,
-                        0,
-                        0};
-    c.seen = st;
-    c.messages.tokens -= double(d.messages);
-    metrics_->update(c.config.name, [&](VmMetrics &m) {
-        m.bytes += static_cast<std::uint64_t>(n);
-        m.messages += d.messages;
-        m.reports += d.reports;
-        m.stored += d.stored;
-        m.duplicates += d.duplicates;
-        m.invalid += d.invalid;
-    });
-    if (const auto &v = c.ingestor->violation()) {
-        spdlog::warn("{}: {}", c.config.name, *v);
-        return disconnect(c, "violation", true, now);
-    }
-    if (c.bytes.tokens < 1 || c.messages.tokens < 1) {
-        c.throttledUntilMs = now + std::max(c.bytes.waitFor(1), c.messages.waitFor(1));
-        metrics_->update(c.config.name, [](VmMetrics &m) { ++m.throttled; });
-    }
-    if (c.nextFactsMs && now >= c.nextFactsMs)
-        refreshFacts(c, now);
-    flushChannel(c, now);
-}
-
-void Collector::flushChannel(Channel &c, std::int64_t now)
-{
-    while (c.fd && !c.out.empty()) {
-        ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
-        if (n > 0) {
-            c.out.erase(0, static_cast<std::size_t>(n));
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            return;
-        return disconnect(c, "write_error", false, now);
-    }
+    return bufferedBytes();
 }
 
 void Collector::refreshFacts(Channel &c, std::int64_t now)
@@ -480,25 +262,26 @@ void Collector::refreshFacts(Channel &c, std::int64_t now)
     auto root = Root::open(options_.procRoot);
     if (!root)
         return;
-    if (!c.config.pidfile.empty()) {
+    if (!c.config().pidfile.empty()) {
         auto sys = Root::open("/");
-        if (auto txt = sys ? sys->readAttr(c.config.pidfile) : Result<std::string>(fail("no root")))
+        if (auto txt =
+                sys ? sys->readAttr(c.config().pidfile) : Result<std::string>(fail("no root")))
             pid = std::atoi(txt->c_str());
     }
     if (pid <= 0)
         return;
     QemuFacts facts = readQemuFacts(*root, pid);
-    if (auto r = store_.setHostFacts(c.config.name, toJson(facts)); !r)
-        spdlog::debug("{}: {}", c.config.name, r.error().describe());
-    metrics_->update(c.config.name, [&](VmMetrics &m) { m.qemu = std::move(facts); });
+    if (auto r = store_.setHostFacts(c.config().name, toJson(facts)); !r)
+        spdlog::debug("{}: {}", c.config().name, r.error().describe());
+    metrics_->update(c.config().name, [&](VmMetrics &m) { m.qemu = std::move(facts); });
 }
 
 Result<void> Collector::runOnce(int maxWaitMs)
 {
     std::int64_t now = nowMs();
     for (auto &[name, c] : channels_)
-        if (!c.fd && now >= c.nextAttemptMs)
-            tryConnect(c, now);
+        if (!c.connected() && now >= c.nextAttemptMs)
+            c.tryConnect(now);
 
     std::vector<pollfd> fds;
     std::vector<Channel *> owners;
@@ -511,18 +294,14 @@ Result<void> Collector::runOnce(int maxWaitMs)
     add(inotifyFd_.get(), POLLIN, nullptr);
     std::int64_t deadline = now + 3600 * 1000;
     for (auto &[name, c] : channels_) {
-        if (!c.fd) {
-            deadline = std::min(deadline, c.nextAttemptMs);
+        deadline = std::min(deadline, c.nextDeadline(now));
+        if (!c.connected())
             continue;
-        }
-        short ev = c.out.empty() ? 0 : POLLOUT;
-        if (c.throttledUntilMs > now)
-            deadline = std::min(deadline, c.throttledUntilMs);
-        else
-            ev |= POLLIN;
-        if (c.nextFactsMs)
-            deadline = std::min(deadline, c.nextFactsMs);
-        add(c.fd.get(), ev, &c);
+        if (c.busy() && c.throttledUntilMs <= now)
+            deadline = now; // lines left from the last turn: no sleeping
+        short ev =
+            static_cast<short>((c.wantsInput(now) ? POLLIN : 0) | (c.wantsOutput() ? POLLOUT : 0));
+        add(c.fd(), ev, &c);
     }
     std::int64_t wait = std::max<std::int64_t>(0, deadline - now);
     if (maxWaitMs >= 0)
@@ -535,30 +314,42 @@ Result<void> Collector::runOnce(int maxWaitMs)
     }
     now = nowMs();
     for (std::size_t i = 0; i < fds.size(); ++i) {
-        short r = fds[i].revents;
-        Channel *c = owners[i];
-        if (!c) {
-            if (!r)
-                continue;
-            if (fds[i].fd == inotifyFd_.get()) {
-                handleInotify(now);
-            } else {
-                signalfd_siginfo si{};
-                while (::read(signalFd_.get(), &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si)))
-                    stopping_ = true;
-            }
+        if (owners[i] || !fds[i].revents)
             continue;
+        if (fds[i].fd == inotifyFd_.get()) {
+            handleInotify(now);
+        } else {
+            signalfd_siginfo si{};
+            while (::read(signalFd_.get(), &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si)))
+                stopping_ = true;
         }
-        if (!c->fd)
-            continue;
-        if (r & POLLIN)
-            readChannel(*c, now); // data first: a hangup may follow the last report
-        else if (r & (POLLHUP | POLLERR))
-            disconnect(*c, "hangup", false, now);
-        if (c->fd && (r & POLLOUT))
-            flushChannel(*c, now);
-        if (c->fd && c->nextFactsMs && now >= c->nextFactsMs)
-            refreshFacts(*c, now);
+    }
+    if (stopping_)
+        return {}; // promptly: no further turns once asked to stop
+
+    std::size_t buffered = bufferedBytes();
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+        Channel *c = owners[i];
+        if (!c || !c->connected() || c->fd() != fds[i].fd)
+            continue; // the channel may have been hung up on (memory) this wake
+        short r = fds[i].revents;
+        if (r & POLLIN) { // data first: a hangup may follow the last report
+            if (buffered >= options_.maxBufferedBytes)
+                buffered = relieveMemory(now);
+            std::size_t before = c->bufferedBytes();
+            if (c->connected())
+                c->onReadable(now, options_.maxBufferedBytes -
+                                       std::min(buffered, options_.maxBufferedBytes));
+            buffered = buffered - before + c->bufferedBytes();
+        } else if ((r & (POLLHUP | POLLERR)) && (!c->busy() || c->throttledUntilMs > now)) {
+            // Its queued lines are handled first, unless it is paused anyway.
+            c->disconnect("hangup", false, now);
+        }
+    }
+    for (auto &[name, c] : channels_) {
+        c.step(now);
+        if (c.connected() && c.nextFactsMs && now >= c.nextFactsMs)
+            refreshFacts(c, now);
     }
     return {};
 }

@@ -27,7 +27,13 @@ void Ingestor::invalid(std::string_view why)
             fmt::format("more than {} malformed messages (last: {})", limits_.maxInvalid, why);
 }
 
-void Ingestor::feed(std::string_view data)
+void Ingestor::resync(std::int64_t syncId)
+{
+    syncId_ = syncId;
+    send(protocol::makeCommand("sync", {{"id", syncId}}, "sync"));
+}
+
+void Ingestor::receive(std::string_view data)
 {
     if (violation_)
         return; // nothing from a peer we are hanging up on is trusted
@@ -36,13 +42,32 @@ void Ingestor::feed(std::string_view data)
         if (f.kind == Kind::Oversize) {
             // Our agent never sends this; anything that does is not our agent.
             violation_ = fmt::format("message longer than {} bytes", decoder_.maxLine());
+            lines_.clear();
+            backlogBytes_ = 0;
             return;
         }
-        if (f.kind == Kind::Line)
-            handleLine(f.text);
-        if (violation_)
-            return;
+        if (f.kind == Kind::Line) {
+            backlogBytes_ += f.text.size();
+            lines_.push_back(std::move(f.text));
+        }
     }
+}
+
+std::size_t Ingestor::process(std::size_t maxMessages)
+{
+    std::size_t n = 0;
+    while (n < maxMessages && !lines_.empty() && !violation_) {
+        std::string line = std::move(lines_.front());
+        lines_.pop_front();
+        backlogBytes_ -= line.size();
+        handleLine(line);
+        ++n;
+    }
+    if (violation_) {
+        lines_.clear();
+        backlogBytes_ = 0;
+    }
+    return n;
 }
 
 void Ingestor::handleLine(const std::string &line)
@@ -87,8 +112,13 @@ void Ingestor::handleEvent(const Message &m)
             hooks_.identity(*identity_);
         return;
     }
-    if (m.name != protocol::kEventReport)
-        return; // a newer agent's event: ignore, do not punish
+    if (m.name == protocol::kEventReport)
+        handleReport(m);
+    // else a newer agent's event: ignore, do not punish
+}
+
+void Ingestor::handleReport(const Message &m)
+{
     auto r = protocol::parseReportEvent(m);
     if (!r) {
         invalid(r.error().message);
@@ -96,9 +126,16 @@ void Ingestor::handleEvent(const Message &m)
     }
     ++stats_.reports;
     lastDropped_ = r->droppedReports;
+    if (held_) {
+        // Not even tried: the store just failed, and an ack for this one
+        // would cover the failed one. The agent keeps it; resync() brings it back.
+        ++stats_.deferred;
+        return;
+    }
     auto stored = hooks_.storeReport ? hooks_.storeReport(*r) : Result<bool>(true);
     if (!stored) {
-        ++stats_.storeErrors; // not acked: the agent keeps it and resends later
+        ++stats_.storeErrors;
+        held_ = true;
         return;
     }
     ++(*stored ? stats_.stored : stats_.duplicates);
@@ -108,7 +145,12 @@ void Ingestor::handleEvent(const Message &m)
 void Ingestor::handleReturn(const Message &m)
 {
     if (m.id == "sync") {
-        synced_ = m.payload.is_number_integer() && m.payload.get<std::int64_t>() == syncId_;
+        // Only the latest sync counts: everything after its return is the
+        // agent's unacknowledged backlog, oldest first, then new reports.
+        if (m.payload.is_number_integer() && m.payload.get<std::int64_t>() == syncId_) {
+            synced_ = true;
+            held_ = false;
+        }
         return;
     }
     if (m.id == "info" && m.payload.is_object()) {

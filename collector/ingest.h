@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -29,7 +30,8 @@ struct IngestHooks {
 
 struct IngestStats {
     std::uint64_t messages = 0, reports = 0, stored = 0, duplicates = 0, invalid = 0,
-                  storeErrors = 0, errorsFromAgent = 0;
+                  storeErrors = 0, errorsFromAgent = 0,
+                  deferred = 0; // reports passed over (not stored, not acked) while held
 };
 
 // The host's side of one connection with no I/O: untrusted bytes in, acks
@@ -42,7 +44,31 @@ class Ingestor
     // What to send right after connecting: a sentinel so the agent drops any
     // half line, sync (which makes it resend unacknowledged reports), info.
     void start(std::int64_t syncId);
-    void feed(std::string_view data);
+
+    // Splits bytes into lines and queues them; nothing is handled yet. A line
+    // over the size limit is a violation at once (it is never buffered).
+    void receive(std::string_view data);
+    // Handles at most maxMessages queued lines: the channel bounds the work
+    // of one wake with it, so one guest cannot stall the others.
+    std::size_t process(std::size_t maxMessages);
+    // receive() and process() everything (tests, the fuzzer).
+    void feed(std::string_view data)
+    {
+        receive(data);
+        process(SIZE_MAX);
+    }
+    // Lines received but not handled yet.
+    std::size_t backlog() const { return lines_.size(); }
+    // Bytes the peer makes us hold: its partial line and the queued lines.
+    std::size_t bufferedBytes() const { return decoder_.buffered() + backlogBytes_; }
+
+    // After a failed store nothing more is acknowledged (acks are cumulative:
+    // a later ack would make the agent forget the failed report) and further
+    // reports are passed over, until resync(): a new sync, whose return makes
+    // the agent resend every unacknowledged report, oldest first. From that
+    // return on, reports are stored and acked again, in order.
+    bool held() const { return held_; }
+    void resync(std::int64_t syncId);
 
     std::string takeOutput() { return std::exchange(out_, {}); }
     std::string_view output() const { return out_; }
@@ -55,6 +81,7 @@ class Ingestor
 
   private:
     void handleLine(const std::string &line);
+    void handleReport(const protocol::Message &m);
     void handleEvent(const protocol::Message &m);
     void handleReturn(const protocol::Message &m);
     void invalid(std::string_view why);
@@ -67,8 +94,11 @@ class Ingestor
     std::optional<std::string> violation_;
     std::optional<protocol::AgentIdentity> identity_;
     IngestStats stats_;
+    std::deque<std::string> lines_;
+    std::size_t backlogBytes_ = 0;
     std::int64_t syncId_ = -1;
     bool synced_ = false;
+    bool held_ = false;
     std::uint64_t lastDropped_ = 0;
 };
 

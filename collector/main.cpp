@@ -25,7 +25,11 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
             fmt::print(stderr, "daxprobe-collector: {}\n", vms.error().describe());
             return 2;
         }
-        fmt::print("{}", json ? latestJson(*vms).dump(2) + "\n" : latestTable(*vms));
+        // replace: a VM name is a directory entry, not necessarily UTF-8.
+        fmt::print("{}", json ? latestJson(*vms).dump(2, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace) +
+                                    "\n"
+                              : latestTable(*vms));
         return 0;
     }
     auto hist = store->history(vm, limit);
@@ -34,10 +38,13 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
         return 2;
     }
     if (hist->empty()) {
-        fmt::print(stderr, "daxprobe-collector: no reports for VM '{}'\n", vm);
+        fmt::print(stderr, "daxprobe-collector: no reports for VM '{}'\n", printable(vm));
         return 1;
     }
-    fmt::print("{}", json ? historyJson(vm, *hist).dump(2) + "\n" : historyTable(vm, *hist));
+    fmt::print("{}", json ? historyJson(vm, *hist).dump(2, ' ', false,
+                                                        nlohmann::json::error_handler_t::replace) +
+                                "\n"
+                          : historyTable(vm, *hist));
     return 0;
 }
 

@@ -18,17 +18,61 @@ constexpr const char *kMountVerdicts[] = {"dax_active", "dax_silently_off", "dax
 
 } // namespace
 
+namespace
+{
+
+// Length of the valid UTF-8 sequence at s[i], 0 if invalid (overlong forms,
+// surrogates and code points past U+10FFFF included).
+std::size_t utf8Length(std::string_view s, std::size_t i)
+{
+    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    auto cont = [&](std::size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
+    unsigned char c = b(0);
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        return cont(1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (!cont(1) || !cont(2))
+            return 0;
+        if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) >= 0xA0))
+            return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (!cont(1) || !cont(2) || !cont(3))
+            return 0;
+        if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) >= 0x90))
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+} // namespace
+
+// The exposition format escapes \, " and newline in label values, and the
+// page must be UTF-8: one bad byte in a VM name (a directory entry can hold
+// any) would make Prometheus reject the whole scrape.
 std::string escapeLabel(std::string_view v)
 {
     std::string out;
-    for (char c : v) {
-        if (c == '\\' || c == '"')
-            out.push_back('\\');
-        if (c == '\n') {
-            out += "\\n";
+    out.reserve(v.size());
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t n = utf8Length(v, i);
+        if (n == 0) {
+            out += "\xef\xbf\xbd"; // U+FFFD
+            ++i;
             continue;
         }
-        out.push_back(c);
+        char c = v[i];
+        if (c == '\\' || c == '"')
+            out.push_back('\\');
+        if (c == '\n')
+            out += "\\n";
+        else
+            out.append(v.substr(i, n));
+        i += n;
     }
     return out;
 }
@@ -45,10 +89,18 @@ void MetricsRegistry::remove(const std::string &vm)
     vms_.erase(vm);
 }
 
-void MetricsRegistry::setStoreErrors(std::uint64_t n)
+void MetricsRegistry::noteStoreError(const std::string &vm)
 {
     std::lock_guard lock(mu_);
-    storeErrors_ = n;
+    ++storeErrors_;
+    ++vms_[vm].storeErrors;
+}
+
+void MetricsRegistry::setHttpConnections(std::size_t active, std::size_t limit)
+{
+    std::lock_guard lock(mu_);
+    httpActive_ = active;
+    httpLimit_ = limit;
 }
 
 void MetricsRegistry::applyReport(VmMetrics &m, const nlohmann::json &report, std::int64_t now)
@@ -128,6 +180,13 @@ std::string MetricsRegistry::render() const
          &VmMetrics::invalid},
         {"daxprobe_collector_throttled_total", "Times reading from the VM was paused for its rate",
          &VmMetrics::throttled},
+        {"daxprobe_collector_vm_store_errors_total",
+         "Reports of the VM that failed to commit (not acked; the agent resends them)",
+         &VmMetrics::storeErrors},
+        {"daxprobe_collector_reports_deferred_total",
+         "Reports passed over while acks were withheld after a store error (the agent keeps "
+         "them)",
+         &VmMetrics::deferred},
         {"daxprobe_agent_reports_dropped_total",
          "Reports the agent dropped from its full queue (agent's count)", &VmMetrics::agentDropped},
     };
@@ -137,6 +196,11 @@ std::string MetricsRegistry::render() const
             out += fmt::format("{}{{vm=\"{}\"}} {}\n", c.name, vm, m.*(c.field));
         });
     }
+    family("daxprobe_vm_store_held", "gauge",
+           "1 while acks to the VM are withheld after a store error (until a resend is stored)");
+    each([&](const std::string &vm, const VmMetrics &m) {
+        out += fmt::format("daxprobe_vm_store_held{{vm=\"{}\"}} {}\n", vm, m.storeHeld ? 1 : 0);
+    });
     family("daxprobe_collector_disconnects_total", "counter", "Disconnects, by reason");
     each([&](const std::string &vm, const VmMetrics &m) {
         for (const auto &[reason, n] : m.disconnects)
@@ -179,6 +243,12 @@ std::string MetricsRegistry::render() const
     family("daxprobe_collector_store_errors_total", "counter",
            "Reports that failed to commit (not acked)");
     out += fmt::format("daxprobe_collector_store_errors_total {}\n", storeErrors_);
+    family("daxprobe_collector_http_connections", "gauge",
+           "Connections to this /metrics endpoint being served now");
+    out += fmt::format("daxprobe_collector_http_connections {}\n", httpActive_);
+    family("daxprobe_collector_http_connections_limit", "gauge",
+           "At most this many /metrics connections are served at once; more wait in the backlog");
+    out += fmt::format("daxprobe_collector_http_connections_limit {}\n", httpLimit_);
     return out;
 }
 

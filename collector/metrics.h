@@ -19,7 +19,8 @@ namespace daxprobe::collector
 struct VmMetrics {
     bool connected = false;
     std::uint64_t connects = 0, bytes = 0, messages = 0, reports = 0, stored = 0, duplicates = 0,
-                  invalid = 0, throttled = 0, agentDropped = 0;
+                  invalid = 0, throttled = 0, agentDropped = 0, storeErrors = 0, deferred = 0;
+    bool storeHeld = false; // acks withheld after a store error, until a resend is stored
     std::map<std::string, std::uint64_t> disconnects; // by reason
     std::string verdict;                              // last report's top-level code
     std::map<std::string, std::uint64_t> mounts;      // mount verdict code -> count
@@ -33,7 +34,10 @@ class MetricsRegistry
   public:
     void update(const std::string &vm, const std::function<void(VmMetrics &)> &fn);
     void remove(const std::string &vm);
-    void setStoreErrors(std::uint64_t n);
+    // A report of vm failed to commit: counted per VM and in the total.
+    void noteStoreError(const std::string &vm);
+    // /metrics' own HTTP connections right now (the page shows its bound).
+    void setHttpConnections(std::size_t active, std::size_t limit);
     std::string render() const;
 
     // Counts the report's mount verdicts into m.
@@ -43,6 +47,7 @@ class MetricsRegistry
     mutable std::mutex mu_;
     std::map<std::string, VmMetrics> vms_;
     std::uint64_t storeErrors_ = 0;
+    std::size_t httpActive_ = 0, httpLimit_ = 0;
 };
 
 std::string escapeLabel(std::string_view v);

@@ -33,8 +33,23 @@ struct CollectorOptions {
     int backoffMaxMs = 30000;
     int penaltyMs = 60000; // wait after hanging up on a misbehaving guest
     int hostFactsIntervalMs = 30000;
-    std::size_t readChunk = 64 * 1024; // per wake per channel: fairness
-    double bytesPerSecond = 1 << 20;   // sustained rate per guest before throttling
+    std::size_t readChunk = 64 * 1024;   // bytes read per wake per channel
+    std::size_t maxMessagesPerWake = 16; // messages handled per wake per channel: fairness
+    // Partial and queued lines of every guest together (one guest may pin
+    // up to a message size, 1 MiB): past this, the guest holding the most
+    // is hung up on (it resends after reconnecting, nothing is lost). Counts
+    // line bytes; a growing string may reserve up to twice that.
+    std::size_t maxBufferedBytes = 16 << 20;
+    std::size_t maxOwedBytes = 64 * 1024; // acks owed to a guest that does not read them
+    int storeRetryInitialMs = 500;        // after a store error: resync wait, doubling
+    int storeRetryMaxMs = 30000;
+    int busyTimeoutMs = 50; // a locked database: fail fast, retry later, never stall the loop
+    // /metrics: connections served at once (the rest wait in the kernel's
+    // backlog, holding none of our fds), time for one request, body size.
+    std::size_t httpMaxConnections = 8;
+    int httpRequestTimeoutMs = 5000;
+    std::size_t httpMaxBodyBytes = 4096;
+    double bytesPerSecond = 1 << 20; // sustained rate per guest before throttling
     double burstBytes = 4 << 20;
     double messagesPerSecond = 50;
     double burstMessages = 500;

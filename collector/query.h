@@ -16,4 +16,9 @@ std::string latestTable(const std::vector<VmState> &vms);
 nlohmann::json historyJson(const std::string &vm, const std::vector<StoredReport> &reports);
 std::string historyTable(const std::string &vm, const std::vector<StoredReport> &reports);
 
+// For a terminal: control characters (C0, DEL, C1), bytes that are not
+// UTF-8 and the backslash itself as \xNN / \\, so a VM name cannot move
+// the cursor, recolour or retitle the operator's terminal.
+std::string printable(std::string_view s);
+
 } // namespace daxprobe::collector

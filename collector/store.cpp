@@ -57,8 +57,11 @@ class Transaction
     bool started() const { return ok_; }
     Result<void> commit()
     {
-        done_ = true;
-        return db_.exec("COMMIT");
+        auto r = db_.exec("COMMIT");
+        // A failed COMMIT (SQLITE_BUSY, SQLITE_FULL) can leave the transaction
+        // open; the destructor rolls it back, or every later BEGIN would fail.
+        done_ = static_cast<bool>(r);
+        return r;
     }
 
   private:
@@ -101,6 +104,8 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
         return tl::unexpected(r.error());
     if (auto r = s.migrate(); !r)
         return tl::unexpected(r.error());
+    // Opening waited up to the default; from now on writes fail fast.
+    sqlite3_busy_timeout(s.db_.get(), options.busyTimeoutMs);
     return s;
 }
 

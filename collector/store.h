@@ -31,6 +31,10 @@ struct VmState {
 struct StoreOptions {
     std::size_t maxRowsPerVm = 10000;     // oldest reports beyond this are deleted
     std::size_t maxBytesPerVm = 64 << 20; // and beyond this much report text
+    // How long a write waits for another process's lock (a backup, the
+    // sqlite3 shell) before failing. Short: the collector's one thread serves
+    // every guest, and a failed report is retried later, not waited for.
+    int busyTimeoutMs = 50;
 };
 
 // Every report and the latest state per VM, in SQLite with WAL so `query`

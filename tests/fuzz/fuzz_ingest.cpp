@@ -17,7 +17,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         __builtin_trap();
     IngestLimits limits;
     limits.message = {8192, 12};
-    Ingestor ing(limits, IngestHooks{[](const protocol::ReportEnvelope &r) {
+    // Some stores fail (as a locked or full database would), so the held
+    // state and its resync run under the fuzzer too.
+    Ingestor ing(limits, IngestHooks{[](const protocol::ReportEnvelope &r) -> Result<bool> {
+                                         if (r.seq % 5 == 4)
+                                             return fail("injected store error", 5);
                                          return store->addReport("fuzz", r, 1);
                                      },
                                      [](const protocol::AgentIdentity &id) {
@@ -29,10 +33,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     while (!in.empty()) {
         std::size_t n = 1 + static_cast<unsigned char>(in[0]) % 97;
         n = n < in.size() ? n : in.size();
-        ing.feed(in.substr(0, n));
+        ing.receive(in.substr(0, n));
+        ing.process(1 + n % 3); // bounded turns, as the collector takes them
         in.remove_prefix(n);
+        if (ing.held())
+            ing.resync(static_cast<std::int64_t>(n));
         (void)ing.takeOutput();
     }
+    ing.process(SIZE_MAX);
     (void)store->latest();
     return 0;
 }

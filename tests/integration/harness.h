@@ -91,4 +91,36 @@ inline std::uint64_t stored(collector::Collector &c, const std::string &vm)
     return n ? *n : 0;
 }
 
+// A hostile "guest": a listening socket whose accepted peer the test writes.
+struct RogueGuest {
+    UniqueFD listenFd, peer;
+    std::string path;
+    explicit RogueGuest(std::string p) : path(std::move(p))
+    {
+        listenFd.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        path.copy(addr.sun_path, path.size());
+        REQUIRE(::bind(listenFd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0);
+        REQUIRE(::listen(listenFd.get(), 4) == 0);
+    }
+    int accepted = 0;
+    // Accepts, then writes `chunk` until the socket is full or gone.
+    void pumpOut(const std::string &chunk)
+    {
+        if (!peer) {
+            peer.reset(::accept4(listenFd.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+            if (!peer)
+                return;
+            ++accepted;
+        }
+        for (int i = 0; i < 64; ++i)
+            if (::send(peer.get(), chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT) <= 0) {
+                if (errno != EAGAIN)
+                    peer.reset();
+                return;
+            }
+    }
+};
+
 } // namespace itest

@@ -69,3 +69,22 @@ TEST_CASE("smapsField reads kB as bytes", "[collector][hostfacts]")
     CHECK(smapsField("Rss:  12 kB\nPss:   3 kB\n", "Pss") == 3072);
     CHECK(smapsField("Rss:  12 kB\n", "Pss") == 0);
 }
+
+TEST_CASE("a share=off backend is never persistent, even on host DAX with pmem=on",
+          "[collector][hostfacts]")
+{
+    // share=off: QEMU maps the file private, guest writes stay in anonymous
+    // copies and never reach it, whatever the file sits on.
+    auto root = Root::open(COLLECTOR_FIXTURES "/qemu");
+    REQUIRE(root);
+    QemuFacts f = readQemuFacts(*root, 4343);
+    REQUIRE(f.backends.size() == 1);
+    const auto &b = f.backends[0];
+    CHECK_FALSE(b.share);
+    CHECK(b.pmem);
+    CHECK(b.onHostDaxFs);
+    CHECK(b.mapped);
+    CHECK(b.residentBytes == 256 * 1024);
+    CHECK(b.persistence == "none");
+    CHECK(toJson(f)["nvdimm_backends"][0]["persistence"] == "none");
+}

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 
 #include "ingest.h"
 
@@ -158,4 +159,100 @@ TEST_CASE("too deep and bad report fields count as invalid", "[collector][ingest
     // Unknown events are future features, not offences.
     h.ing.feed("{\"event\":\"future\",\"data\":{}}\n");
     CHECK(h.ing.stats().invalid == 2);
+}
+
+namespace
+{
+
+// The highest seq acknowledged so far for `stream` (acks are cumulative).
+std::uint64_t highestAck(const std::vector<protocol::Message> &sent, const std::string &stream)
+{
+    std::uint64_t top = 0;
+    for (const auto &m : sent)
+        if (m.name == "ack" && m.payload["stream"] == stream)
+            top = std::max(top, m.payload["seq"].get<std::uint64_t>());
+    return top;
+}
+
+} // namespace
+
+TEST_CASE("after a store error no ack covers the failed report until it is stored",
+          "[collector][ingest][store-error]")
+{
+    std::set<std::uint64_t> failOnce = {2};
+    std::map<std::uint64_t, json> stored;
+    Ingestor ing({}, IngestHooks{[&](const protocol::ReportEnvelope &r) -> Result<bool> {
+                                     if (failOnce.erase(r.seq))
+                                         return fail("database is locked", 5);
+                                     return stored.emplace(r.seq, r.report).second;
+                                 },
+                                 {}});
+    std::vector<protocol::Message> sent;
+    auto collect = [&] {
+        protocol::LineDecoder d(1 << 20);
+        for (auto &f : d.feed(ing.takeOutput()))
+            if (f.kind == protocol::LineDecoder::Frame::Kind::Line)
+                sent.push_back(*protocol::decode(f.text, {}));
+    };
+    // Every ack must cover only stored reports: the agent forgets all <= seq.
+    auto acksOnlyStored = [&] {
+        for (std::uint64_t s = 1; s <= highestAck(sent, "abc"); ++s)
+            if (!stored.count(s))
+                return false;
+        return true;
+    };
+
+    ing.start(1);
+    ing.feed(reportLine(1) + reportLine(2) + reportLine(3) + reportLine(4));
+    collect();
+    CHECK(stored.count(1) == 1);
+    CHECK_FALSE(stored.count(2)); // failed
+    CHECK(ing.held());
+    CHECK(highestAck(sent, "abc") == 1);
+    CHECK(acksOnlyStored());
+    CHECK(ing.stats().storeErrors == 1);
+    CHECK(ing.stats().deferred == 2); // 3 and 4 not even tried
+
+    // New reports keep coming: still nothing acked past 1.
+    ing.feed(reportLine(5));
+    collect();
+    CHECK(highestAck(sent, "abc") == 1);
+    CHECK(ing.held());
+
+    // A stale sync return (the start one, id 1, arriving late) does not release.
+    ing.resync(9);
+    collect();
+    REQUIRE(sent.back().name == "sync");
+    CHECK(sent.back().payload["id"] == 9);
+    ing.feed(protocol::encode(protocol::makeReturn(1, "sync")));
+    CHECK(ing.held());
+
+    // The agent answers the resync and resends everything unacked, in order.
+    ing.feed("\xff" + protocol::encode(protocol::makeReturn(9, "sync")));
+    CHECK_FALSE(ing.held());
+    for (std::uint64_t s = 2; s <= 5; ++s)
+        ing.feed(reportLine(s));
+    collect();
+    CHECK(stored.size() == 5);
+    CHECK(highestAck(sent, "abc") == 5);
+    CHECK(acksOnlyStored());
+}
+
+TEST_CASE("receive queues lines and process handles a bounded number",
+          "[collector][ingest][fairness]")
+{
+    Harness h;
+    std::string many;
+    for (std::uint64_t s = 1; s <= 10; ++s)
+        many += reportLine(s);
+    h.ing.receive(many + "{\"event\":\"report\",\"da"); // and a partial line
+    CHECK(h.ing.backlog() == 10);
+    CHECK(h.stored.empty());
+    CHECK(h.ing.bufferedBytes() >= many.size());
+    CHECK(h.ing.process(3) == 3);
+    CHECK(h.stored.size() == 3);
+    CHECK(h.ing.backlog() == 7);
+    CHECK(h.ing.process(100) == 7);
+    CHECK(h.stored.size() == 10);
+    CHECK(h.ing.bufferedBytes() == std::string("{\"event\":\"report\",\"da").size());
 }

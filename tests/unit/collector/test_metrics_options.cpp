@@ -69,3 +69,31 @@ TEST_CASE("socket arguments and config files", "[collector][options]")
     std::ofstream(path) << "pidfile nosuch /x\n";
     CHECK_FALSE(loadConfigFile(path, o2));
 }
+
+TEST_CASE("label values: newline, quote and backslash escaped, invalid UTF-8 replaced",
+          "[collector][metrics]")
+{
+    CHECK(escapeLabel("a\nb") == "a\\nb");
+    CHECK(escapeLabel("a\"b\\c") == "a\\\"b\\\\c");
+    CHECK(escapeLabel("caf\xc3\xa9") == "caf\xc3\xa9"); // valid UTF-8 kept
+    CHECK(escapeLabel("a\xff"
+                      "b") == "a\xef\xbf\xbd"
+                              "b");               // invalid byte
+    CHECK(escapeLabel("\xc3") == "\xef\xbf\xbd"); // truncated sequence
+    CHECK(escapeLabel("\xe0\x80\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); // overlong
+    CHECK(escapeLabel("\xed\xa0\x80").find("\xed\xa0\x80") == std::string::npos); // surrogate
+
+    // A VM name from a directory entry can hold any byte but '/' and NUL:
+    // the page must stay one sample per line and valid UTF-8.
+    MetricsRegistry reg;
+    reg.update("web\n1\xfe", [](VmMetrics &m) { m.connected = true; });
+    reg.noteStoreError("web\n1\xfe");
+    std::string text = reg.render();
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_connected{vm=\"web\\n1\xef\xbf\xbd\"} 1"));
+    CHECK_THAT(text, Catch::Contains(
+                         "daxprobe_collector_vm_store_errors_total{vm=\"web\\n1\xef\xbf\xbd\"} 1"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_store_held{vm=\"web\\n1\xef\xbf\xbd\"} 0"));
+    CHECK_THAT(text, Catch::Contains("\ndaxprobe_collector_store_errors_total 1\n"));
+    for (std::size_t at = 0; (at = text.find('\n', at)) != std::string::npos; ++at)
+        CHECK((at + 1 == text.size() || text[at + 1] == '#' || text[at + 1] == 'd'));
+}

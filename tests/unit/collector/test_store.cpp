@@ -104,3 +104,47 @@ TEST_CASE("verdictCode tolerates any shape", "[collector][store]")
     CHECK(verdictCode({{"verdict", {{"code", 5}}}}) == "unknown");
     CHECK(verdictCode({{"verdict", {{"code", "a b"}}}}) == "a_b");
 }
+
+TEST_CASE("the newest report of a VM is kept even when it alone exceeds the byte limit",
+          "[collector][store]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{1000, 100});
+    REQUIRE(s);
+    for (std::uint64_t i = 1; i <= 3; ++i) {
+        auto r = report(i);
+        r.report["pad"] = std::string(2000, 'x'); // 20 times the limit
+        REQUIRE(s->addReport("vm1", r, static_cast<std::int64_t>(i)));
+        CHECK(s->reportCount("vm1").value() == 1);
+        auto h = s->history("vm1", 10);
+        REQUIRE(h);
+        REQUIRE(h->size() == 1);
+        CHECK(h->front().seq == i);
+    }
+    // Row limit 1: the same, by count.
+    auto one = Store::open(dir.path() + "/d.db", StoreOptions{1});
+    REQUIRE(one);
+    REQUIRE(one->addReport("vm1", report(1), 1));
+    REQUIRE(one->addReport("vm1", report(2), 2));
+    CHECK(one->reportCount("vm1").value() == 1);
+    CHECK(one->history("vm1", 10)->front().seq == 2);
+}
+
+TEST_CASE("a locked database fails the write at once; the next one goes through",
+          "[collector][store]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{1000, 1 << 20, 0});
+    REQUIRE(s);
+    REQUIRE(s->addReport("vm1", report(1), 1));
+    // Another connection holds the write lock: this write fails at once.
+    auto other = SqliteDb::open(dir.path() + "/c.db", false);
+    REQUIRE(other);
+    REQUIRE(other->exec("BEGIN IMMEDIATE"));
+    CHECK_FALSE(s->addReport("vm1", report(2), 2));
+    REQUIRE(other->exec("ROLLBACK"));
+    auto again = s->addReport("vm1", report(2), 2);
+    REQUIRE(again);
+    CHECK(*again);
+    CHECK(s->reportCount("vm1").value() == 2);
+}

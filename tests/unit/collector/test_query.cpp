@@ -1,0 +1,36 @@
+#include <catch2/catch.hpp>
+
+#include "query.h"
+
+using namespace daxprobe;
+using namespace daxprobe::collector;
+
+TEST_CASE("text output escapes control characters and bad UTF-8", "[collector][query]")
+{
+    CHECK(printable("web1") == "web1");
+    CHECK(printable("caf\xc3\xa9") == "caf\xc3\xa9");
+    CHECK(printable("a\x1b]0;pwned\x07") == "a\\x1b]0;pwned\\x07");
+    CHECK(printable("a\nb\tc\x7f") == "a\\x0ab\\x09c\\x7f");
+    CHECK(printable("\xc2\x9b"
+                    "31m") == "\\xc2\\x9b31m"); // C1 CSI
+    CHECK(printable("\xff\xc3") == "\\xff\\xc3");
+    CHECK(printable("a\\x1b") == "a\\\\x1b"); // a literal backslash cannot pose as an escape
+
+    VmState v;
+    v.vm = "evil\x1b[2J";
+    v.hostname = "h\x1b";
+    v.verdict = "dax_verified";
+    std::string table = latestTable({v});
+    CHECK(table.find('\x1b') == std::string::npos);
+    CHECK_THAT(table, Catch::Contains("evil\\x1b[2J") && Catch::Contains("h\\x1b"));
+
+    StoredReport r;
+    r.stream = "ab";
+    r.verdict = "dax_verified";
+    std::string hist = historyTable("vm\x1b", {r});
+    CHECK(hist.find('\x1b') == std::string::npos);
+
+    // JSON output escapes control characters itself; invalid UTF-8 must not throw.
+    v.vm = "bad\xff";
+    CHECK_NOTHROW(latestJson({v}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+}
