@@ -10,7 +10,7 @@
 // of a read that once hung (a FIFO) fails instead of hanging the suite. The
 // alarm is a hang guard, not a timing threshold: the body never waits on
 // anything. Returns the body's result, or a description of how it died.
-inline std::string runIsolated(const std::function<std::string()> &body, unsigned hangSeconds = 20)
+inline std::string runIsolated(const std::function<std::string()> &body, unsigned hangSeconds = 10)
 {
     int pipefd[2];
     if (::pipe(pipefd) != 0)
