@@ -5,6 +5,7 @@
 
 #include "capture.h"
 #include "gather.h"
+#include "live_json.h"
 #include "meminfo.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -49,6 +50,8 @@ CheckOutcome replay(const CheckOptions &options)
     auto j = nlohmann::json::parse(*live, nullptr, false);
     if (j.is_discarded())
         return failed("replay: live.json is not valid JSON");
+    if (auto valid = validateLiveJson(j); !valid)
+        return failed("replay: " + valid.error().describe());
     liveFactsFromJson(j, facts); // topology first: readRootFacts needs its block devices
     readRootFacts(*root, facts);
     return render(facts, options);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "text_util.h"
+
 namespace daxprobe {
 
 namespace {
@@ -31,13 +33,14 @@ struct Style {
 
 void appendVerdict(std::string &out, const Verdict &v, const Style &st, const char *indent)
 {
-    out += fmt::format("{}{} {}: {}\n", indent, st.mark(v.severity), v.code, v.summary);
+    // Everything but the colour marks comes from the examined system.
+    out += fmt::format("{}{} {}: {}\n", indent, st.mark(v.severity), v.code, printable(v.summary));
     for (const auto &e : v.evidence)
-        out += fmt::format("{}       {:<10} {}\n", indent, e.check, e.result);
+        out += fmt::format("{}       {:<10} {}\n", indent, e.check, printable(e.result));
     for (const auto &w : v.warnings)
-        out += fmt::format("{}       warning    {}\n", indent, w);
+        out += fmt::format("{}       warning    {}\n", indent, printable(w));
     if (!v.remedy.empty())
-        out += fmt::format("{}       fix:       {}\n", indent, v.remedy);
+        out += fmt::format("{}       fix:       {}\n", indent, printable(v.remedy));
 }
 
 } // namespace
@@ -46,7 +49,8 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
 {
     Style st{color};
     std::string out;
-    out += fmt::format("daxprobe check{}\n\n", facts.kernelRelease.empty() ? "" : " (kernel " + facts.kernelRelease + ")");
+    out += fmt::format("daxprobe check{}\n\n",
+                       facts.kernelRelease.empty() ? "" : " (kernel " + printable(facts.kernelRelease) + ")");
 
     if (facts.nfit.present)
         out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n", facts.nfit.length,
@@ -55,29 +59,31 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
     else
         out += "NFIT       absent\n";
     for (const auto &b : facts.topology.buses)
-        out += fmt::format("bus        {} ({})\n", b.dev, b.provider);
+        out += fmt::format("bus        {} ({})\n", printable(b.dev), printable(b.provider));
     for (const auto &r : facts.topology.regions)
         out += fmt::format("region     {:<12} {:<5} size {}, available {}, align {}, persistence {}{}\n",
-                           r.dev, r.type, size(r.size), size(r.availableSize), size(r.align),
-                           r.persistenceDomain,
+                           printable(r.dev), printable(r.type), size(r.size), size(r.availableSize),
+                           size(r.align), printable(r.persistenceDomain),
                            r.badblockCount ? fmt::format(", {} bad blocks", r.badblockCount) : "");
     if (!facts.topology.error.empty())
-        out += fmt::format("ndctl      {}\n", facts.topology.error);
+        out += fmt::format("ndctl      {}\n", printable(facts.topology.error));
 
     if (!report.namespaces.empty())
         out += "\nNamespaces\n";
     for (const auto &nr : report.namespaces) {
         const NdNamespace &n = *nr.ns;
         std::string dev = !n.blockdev.empty() ? "/dev/" + n.blockdev : !n.chardev.empty() ? "/dev/" + n.chardev : "-";
-        out += fmt::format("  {:<14} {:<7} {:<12} size {}{}{}\n", n.dev, n.mode, dev, size(n.size),
-                           n.align ? ", align " + size(n.align) : "", n.map.empty() ? "" : ", map " + n.map);
+        out += fmt::format("  {:<14} {:<7} {:<12} size {}{}{}\n", printable(n.dev), printable(n.mode),
+                           printable(dev), size(n.size), n.align ? ", align " + size(n.align) : "",
+                           n.map.empty() ? "" : ", map " + printable(n.map));
         appendVerdict(out, nr.verdict, st, "    ");
     }
 
     if (!report.mounts.empty())
         out += "\nMounts\n";
     for (const auto &mr : report.mounts) {
-        out += fmt::format("  {:<14} {} on {}\n", mr.mount->mountPoint, mr.mount->fstype, mr.mount->source);
+        out += fmt::format("  {:<14} {} on {}\n", printable(mr.mount->mountPoint),
+                           printable(mr.mount->fstype), printable(mr.mount->source));
         appendVerdict(out, mr.verdict, st, "    ");
     }
 
@@ -91,7 +97,7 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
                                      : fmt::format("page cache: {} of {} ({})", size(f.residency.residentBytes),
                                                    size(f.residency.sizeBytes), f.residency.method))
                               : "residency: " + f.residency.reason;
-        out += fmt::format("  {}  {}, {}\n", f.path, dax, res);
+        out += fmt::format("  {}  {}, {}\n", printable(f.path), printable(dax), printable(res));
     }
 
     auto mem = [&](const char *k) {
@@ -108,15 +114,15 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
     };
     out += fmt::format("Faults     pgfault {}, pgmajfault {}, thp_fault_fallback {}\n", vm("pgfault"),
                        vm("pgmajfault"), vm("thp_fault_fallback"));
-    out += fmt::format("           perf counters: {}\n", fl.perf.usable ? "usable" : "unusable: " + fl.perf.reason);
+    out += fmt::format("           perf counters: {}\n", fl.perf.usable ? "usable" : "unusable: " + printable(fl.perf.reason));
     out += fmt::format("           fs_dax tracepoints: {}\n",
                        fl.tracepoints.usable ? fmt::format("{} events in {}", fl.tracepoints.events.size(), fl.tracepoints.tracefs)
-                                             : "unusable: " + fl.tracepoints.reason);
+                                             : "unusable: " + printable(fl.tracepoints.reason));
     if (!facts.kmsg.readable)
-        out += fmt::format("           kernel log unreadable: {}\n", facts.kmsg.error);
+        out += fmt::format("           kernel log unreadable: {}\n", printable(facts.kmsg.error));
 
     for (const auto &w : report.warnings)
-        out += fmt::format("\nwarning: {}\n", w);
+        out += fmt::format("\nwarning: {}\n", printable(w));
     out += "\nVerdict\n";
     appendVerdict(out, report.overall, st, "  ");
     out += fmt::format("  exit code {}\n", report.exitCode);

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "beneath.h"
+
 namespace daxprobe {
 
 Result<Root> Root::open(const std::string &dir)
@@ -16,7 +18,87 @@ Result<Root> Root::open(const std::string &dir)
     int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return failf(errno, "open root {}", dir);
-    return Root(UniqueFD(fd), dir);
+    // "/" has no outside to escape to, and live sysfs/procfs need absolute
+    // links resolved as usual; every other root is confined.
+    struct stat self {}, top {};
+    bool isSlash = ::fstat(fd, &self) == 0 && ::stat("/", &top) == 0 && self.st_dev == top.st_dev &&
+                   self.st_ino == top.st_ino;
+    return Root(UniqueFD(fd), dir, !isSlash);
+}
+
+const char *fileKindName(unsigned mode)
+{
+    switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symlink";
+    default: return "an unknown kind of file";
+    }
+}
+
+Result<UniqueFD> openRegularFile(const std::string &path, int flags)
+{
+    struct stat before {};
+    if (::stat(path.c_str(), &before) != 0)
+        return failf(errno, "{}", path);
+    if (!S_ISREG(before.st_mode))
+        return failf(0, "{} is {}, not a regular file", path, fileKindName(before.st_mode));
+    UniqueFD fd(::open(path.c_str(), flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd && errno == EPERM && (flags & O_NOATIME))
+        fd.reset(::open(path.c_str(), (flags & ~O_NOATIME) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd)
+        return failf(errno, "open {}", path);
+    struct stat after {};
+    if (::fstat(fd.get(), &after) != 0)
+        return failf(errno, "stat {}", path);
+    if (!S_ISREG(after.st_mode) || after.st_dev != before.st_dev || after.st_ino != before.st_ino)
+        return failf(EAGAIN, "{} was replaced while it was being opened", path);
+    int fl = ::fcntl(fd.get(), F_GETFL);
+    if (fl >= 0)
+        ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+Result<UniqueFD> Root::openRelative(const std::string &rel, int flags) const
+{
+    if (confined_)
+        return openBeneath(fd_.get(), rel, flags);
+    UniqueFD fd(::openat(fd_.get(), rel.c_str(), flags | O_CLOEXEC));
+    if (!fd)
+        return failf(errno, "open {}", rel);
+    return fd;
+}
+
+Result<UniqueFD> Root::openForRead(std::string_view path, unsigned kinds) const
+{
+    std::string rel = relative(path);
+    auto allowed = [kinds](const struct stat &st) {
+        return (S_ISREG(st.st_mode) && (kinds & kRegular)) || (S_ISCHR(st.st_mode) && (kinds & kCharDevice));
+    };
+    // The type is checked on an O_PATH handle before the real open: opening a
+    // device node can have side effects (a watchdog arms), and O_NONBLOCK
+    // alone would not stop those.
+    auto probe = openRelative(rel, O_PATH);
+    if (!probe)
+        return probe;
+    struct stat st {};
+    if (::fstat(probe->get(), &st) != 0)
+        return failf(errno, "stat {}", rel);
+    if (!allowed(st))
+        return failf(0, "{} is {}, not a file to read", rel, fileKindName(st.st_mode));
+    auto fd = openRelative(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!fd)
+        return fd;
+    struct stat again {};
+    if (::fstat(fd->get(), &again) != 0)
+        return failf(errno, "stat {}", rel);
+    if (!allowed(again) || again.st_ino != st.st_ino || again.st_dev != st.st_dev)
+        return failf(0, "{} was replaced while it was being opened", rel);
+    return fd;
 }
 
 Root Root::system()
@@ -37,9 +119,10 @@ std::string Root::relative(std::string_view path)
 Result<std::string> Root::readFile(std::string_view path, std::size_t maxBytes) const
 {
     std::string rel = relative(path);
-    UniqueFD fd(::openat(fd_.get(), rel.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (!fd)
-        return failf(errno, "open {}", rel);
+    auto opened = openForRead(rel);
+    if (!opened)
+        return tl::unexpected(opened.error());
+    UniqueFD fd = std::move(*opened);
 
     // procfs and sysfs report size 0, so read until EOF.
     std::string out;
@@ -49,6 +132,7 @@ Result<std::string> Root::readFile(std::string_view path, std::size_t maxBytes) 
         if (n < 0) {
             if (errno == EINTR)
                 continue;
+            // EAGAIN cannot come from a regular file; say so rather than loop.
             return failf(errno, "read {}", rel);
         }
         if (n == 0)
@@ -93,9 +177,10 @@ Result<unsigned long long> Root::readUnsigned(std::string_view path) const
 Result<std::vector<std::string>> Root::listDir(std::string_view path) const
 {
     std::string rel = relative(path);
-    int fd = ::openat(fd_.get(), rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return failf(errno, "open directory {}", rel);
+    auto opened = openRelative(rel, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+    if (!opened)
+        return failf(opened.error().code, "open directory {}", rel);
+    int fd = opened->release();
     DIR *dir = ::fdopendir(fd);
     if (!dir) {
         int err = errno;
@@ -115,15 +200,21 @@ Result<std::vector<std::string>> Root::listDir(std::string_view path) const
 
 bool Root::exists(std::string_view path) const
 {
-    std::string rel = relative(path);
-    return ::faccessat(fd_.get(), rel.c_str(), F_OK, 0) == 0;
+    return openRelative(relative(path), O_PATH).has_value();
 }
 
 Result<std::string> Root::readLink(std::string_view path) const
 {
     std::string rel = relative(path);
+    // The link itself is not followed, but the directories leading to it are.
+    auto slash = rel.rfind('/');
+    std::string parent = slash == std::string::npos ? "." : rel.substr(0, slash);
+    std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    auto dir = openRelative(parent, O_PATH | O_DIRECTORY);
+    if (!dir)
+        return failf(dir.error().code, "readlink {}", rel);
     char buf[4096];
-    ssize_t n = ::readlinkat(fd_.get(), rel.c_str(), buf, sizeof(buf) - 1);
+    ssize_t n = ::readlinkat(dir->get(), name.c_str(), buf, sizeof(buf) - 1);
     if (n < 0)
         return failf(errno, "readlink {}", rel);
     return std::string(buf, static_cast<std::size_t>(n));

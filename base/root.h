@@ -16,6 +16,11 @@ namespace daxprobe {
 // can point it at tests/fixtures/<scenario>/ (hwloc's HWLOC_FSROOT, systemd's
 // chase() with a root). Paths are relative to the root, with or without a
 // leading '/'.
+//
+// Any root but "/" is confined: nothing read through it resolves outside it
+// (openBeneath), so a hostile capture cannot make --replay read host files.
+// Every file is opened O_NONBLOCK and its type checked before a read, so a
+// FIFO or a device planted in a tree is an error, not a hang.
 class Root {
 public:
     static constexpr std::size_t kDefaultMaxBytes = 1 << 20;
@@ -34,6 +39,11 @@ public:
     // Target of a symlink, as the kernel wrote it.
     Result<std::string> readLink(std::string_view path) const;
 
+    enum FileKind : unsigned { kRegular = 1, kCharDevice = 2 };
+    // Opens for reading, O_NONBLOCK (kept), only if the file is one of
+    // `kinds`: the one way to read a node like /dev/kmsg through a Root.
+    Result<UniqueFD> openForRead(std::string_view path, unsigned kinds = kRegular) const;
+
     // Capture support: every successful readFile()/readAttr() is also handed
     // to the recorder, so a live run can be replayed later as a fixture tree.
     using Recorder = std::function<void(const std::string &path, std::string_view content)>;
@@ -43,15 +53,29 @@ public:
     void noteRead(std::string_view path, std::string_view content) const;
 
     const std::string &path() const { return dir_; }
-    int fd() const { return fd_.get(); }
+    bool confined() const { return confined_; }
 
 private:
-    Root(UniqueFD fd, std::string dir) : fd_(std::move(fd)), dir_(std::move(dir)) {}
+    Root(UniqueFD fd, std::string dir, bool confined)
+        : fd_(std::move(fd)), dir_(std::move(dir)), confined_(confined)
+    {
+    }
     static std::string relative(std::string_view path);
+    Result<UniqueFD> openRelative(const std::string &rel, int flags) const;
 
     UniqueFD fd_;
     std::string dir_;
+    bool confined_ = true;
     std::shared_ptr<Recorder> recorder_;
 };
+
+// A file a user named on the command line (--path): stat()ed first, so a FIFO,
+// a device or a directory is refused without being opened (opening a FIFO
+// blocks; opening some devices has side effects), then opened O_NONBLOCK and
+// checked to be the same regular file. O_NONBLOCK is cleared before return.
+Result<UniqueFD> openRegularFile(const std::string &path, int flags);
+
+// "a FIFO", "a directory", ... for error messages.
+const char *fileKindName(unsigned mode);
 
 } // namespace daxprobe

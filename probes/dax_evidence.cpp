@@ -37,8 +37,7 @@ StatxEvidence statxAt(int dirfd, const char *path, int flags, const std::string 
         ev.error = Error{errno, "statx " + label}.describe();
         return ev;
     }
-    ev.daxKnown = (stx.stx_attributes_mask & kStatxAttrDax) != 0;
-    ev.dax = (stx.stx_attributes & kStatxAttrDax) != 0;
+    decodeStatxAttributes(ev, stx.stx_attributes, stx.stx_attributes_mask);
     return ev;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
-
 
 namespace daxprobe {
 
@@ -15,7 +15,25 @@ struct StatxEvidence {
     bool dax = false;   // STATX_ATTR_DAX set
     bool daxKnown = false; // the kernel reports the attribute at all (attributes_mask)
     std::string error;
+    // The raw words statx returned, kept in captures so a replay decodes
+    // them again (older captures hold only the decoded flags).
+    bool rawKnown = false;
+    std::uint64_t attributes = 0;
+    std::uint64_t attributesMask = 0;
 };
+
+// The decoding of statx's stx_attributes/stx_attributes_mask, apart from the
+// system call, so the unit suite holds it to the kernel's bit (a wrong
+// constant would otherwise show only in a real guest). 0x2000, the old
+// header's value, is STATX_ATTR_MOUNT_ROOT on current kernels.
+constexpr void decodeStatxAttributes(StatxEvidence &ev, std::uint64_t attributes, std::uint64_t mask)
+{
+    ev.rawKnown = true;
+    ev.attributes = attributes;
+    ev.attributesMask = mask;
+    ev.daxKnown = (mask & kStatxAttrDax) != 0;
+    ev.dax = (attributes & kStatxAttrDax) != 0;
+}
 
 struct MapSyncEvidence {
     bool ran = false;

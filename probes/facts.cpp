@@ -14,8 +14,13 @@ namespace {
 
 nlohmann::json statxJson(const StatxEvidence &s)
 {
-    return {{"ran", s.ran}, {"file", s.file}, {"dax", s.dax}, {"dax_known", s.daxKnown},
-            {"error", s.error}};
+    nlohmann::json j = {{"ran", s.ran}, {"file", s.file}, {"dax", s.dax}, {"dax_known", s.daxKnown},
+                        {"error", s.error}};
+    if (s.rawKnown) {
+        j["attributes"] = s.attributes;
+        j["attributes_mask"] = s.attributesMask;
+    }
+    return j;
 }
 
 StatxEvidence statxFrom(const nlohmann::json &j)
@@ -26,6 +31,10 @@ StatxEvidence statxFrom(const nlohmann::json &j)
     s.dax = j.value("dax", false);
     s.daxKnown = j.value("dax_known", false);
     s.error = j.value("error", "");
+    // A capture with the raw words replays through the same decoding as a live run.
+    if (j.contains("attributes") && j.contains("attributes_mask"))
+        decodeStatxAttributes(s, j["attributes"].get<std::uint64_t>(),
+                              j["attributes_mask"].get<std::uint64_t>());
     return s;
 }
 

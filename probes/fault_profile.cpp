@@ -20,10 +20,15 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
     FaultProfile p;
     p.path = path;
     p.write = write;
-    UniqueFD fd(::open(path.c_str(), (write ? O_RDWR : O_RDONLY) | O_CLOEXEC));
+    auto opened = openRegularFile(path, write ? O_RDWR : O_RDONLY);
+    if (!opened) {
+        p.error = opened.error().describe();
+        return p;
+    }
+    UniqueFD fd = std::move(*opened);
     struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0) {
-        p.error = Error{errno, "open " + path}.describe();
+    if (::fstat(fd.get(), &st) != 0) {
+        p.error = Error{errno, "stat " + path}.describe();
         return p;
     }
     if (!S_ISREG(st.st_mode) || st.st_size == 0) {

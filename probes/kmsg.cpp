@@ -68,11 +68,13 @@ void keep(KmsgFacts &facts, std::string_view line, std::size_t maxRecords)
 KmsgFacts readKmsg(const Root &root, std::size_t maxRecords)
 {
     KmsgFacts facts;
-    UniqueFD fd(::openat(root.fd(), "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (!fd) {
-        facts.error = Error{errno, "open /dev/kmsg"}.describe();
+    // The live log is a character device; a capture holds it as a file.
+    auto opened = root.openForRead("dev/kmsg", Root::kRegular | Root::kCharDevice);
+    if (!opened) {
+        facts.error = opened.error().describe();
         return facts;
     }
+    UniqueFD fd = std::move(*opened);
     struct stat st {};
     if (::fstat(fd.get(), &st) == 0 && !S_ISCHR(st.st_mode)) {
         auto text = root.readFile("dev/kmsg", 16 << 20);

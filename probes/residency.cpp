@@ -1,5 +1,7 @@
 #include "residency.h"
 
+#include "root.h"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -74,16 +76,15 @@ void mincoreResidency(int fd, Residency &out)
 Residency measureResidency(const std::string &path, bool isDax)
 {
     Residency out;
-    UniqueFD fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME));
-    if (!fd && errno == EPERM)
-        fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) {
-        out.reason = Error{errno, "open " + path}.describe();
+    auto opened = openRegularFile(path, O_RDONLY | O_NOATIME);
+    if (!opened) {
+        out.reason = opened.error().describe();
         return out;
     }
+    UniqueFD fd = std::move(*opened);
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-        out.reason = "not a regular file";
+    if (::fstat(fd.get(), &st) != 0) {
+        out.reason = Error{errno, "stat " + path}.describe();
         return out;
     }
     out.sizeBytes = static_cast<std::uint64_t>(st.st_size);

@@ -72,4 +72,79 @@ std::optional<std::int64_t> parseI64(std::string_view s)
     return parseWhole<std::int64_t>(s);
 }
 
+std::string shellQuote(std::string_view s)
+{
+    auto safe = [](unsigned char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               std::string_view("@%+=:,./_-").find(static_cast<char>(c)) != std::string_view::npos;
+    };
+    bool plain = !s.empty();
+    for (unsigned char c : s)
+        plain = plain && safe(c);
+    if (plain)
+        return std::string(s);
+    std::string out = "'";
+    for (char c : s) {
+        if (c == '\'')
+            out += "'\"'\"'";
+        else
+            out += c;
+    }
+    out += '\'';
+    return out;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i] (1-4), or 0 when it is not one.
+std::size_t utf8Length(std::string_view s, std::size_t i, std::uint32_t &cp)
+{
+    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    unsigned char c = b(0);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size())
+        return 0;
+    cp = n == 1 ? c : c & (0x7f >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((b(k) & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (b(k) & 0x3f);
+    }
+    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0; // overlong, beyond Unicode, or a surrogate
+    return n;
+}
+
+} // namespace
+
+std::string printable(std::string_view s)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    auto escape = [&](unsigned char c) {
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+    };
+    for (std::size_t i = 0; i < s.size();) {
+        std::uint32_t cp = 0;
+        std::size_t n = utf8Length(s, i, cp);
+        if (n == 0) {
+            escape(static_cast<unsigned char>(s[i]));
+            ++i;
+            continue;
+        }
+        bool control = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f);
+        if (control)
+            for (std::size_t k = 0; k < n; ++k)
+                escape(static_cast<unsigned char>(s[i + k]));
+        else
+            out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
 } // namespace daxprobe

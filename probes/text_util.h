@@ -15,4 +15,16 @@ std::string_view trim(std::string_view s);
 std::optional<std::uint64_t> parseU64(std::string_view s);
 std::optional<std::int64_t> parseI64(std::string_view s);
 
+// One shell word that a POSIX shell reads back as exactly `s` (Python's
+// shlex.quote): unchanged when only safe characters, else single-quoted with
+// each ' written as '"'"'. Every path in a printed remedy goes through it, so
+// a mount point like "/mnt/a;reboot;$(id)" stays one harmless argument.
+std::string shellQuote(std::string_view s);
+
+// `s` made safe for a terminal: control characters (ESC, CR, newline, C1
+// codes) and bytes that are not valid UTF-8 become \xNN; valid UTF-8 text
+// passes through. Text output applies it to every string that came from the
+// system being examined (mount points, device names, kernel messages).
+std::string printable(std::string_view s);
+
 } // namespace daxprobe

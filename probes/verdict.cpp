@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "root_facts.h"
+#include "text_util.h"
 
 namespace daxprobe {
 
@@ -23,12 +24,16 @@ namespace {
 
 std::string createFsdax(const std::string &nsDev)
 {
-    return fmt::format("ndctl create-namespace -f -e {} -m fsdax", nsDev.empty() ? "namespaceX.Y" : nsDev);
+    return fmt::format("ndctl create-namespace -f -e {} -m fsdax",
+                       nsDev.empty() ? "namespaceX.Y" : shellQuote(nsDev));
 }
 
+// Mount points and sources come from mountinfo: anyone who can mount can
+// choose them, so every one is quoted before it lands in a command line.
 std::string remountDax(const MountEntry &m)
 {
-    return fmt::format("umount {0} && mount -o dax=always {1} {0}", m.mountPoint, m.source);
+    return fmt::format("umount {0} && mount -o dax=always {1} {0}", shellQuote(m.mountPoint),
+                       shellQuote(m.source));
 }
 
 // The whole sequence for a filesystem on a namespace that cannot do DAX:
@@ -37,9 +42,10 @@ std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns)
 {
     // mkfs refuses to overwrite the old filesystem without its force flag.
     const char *force = m.fstype == "xfs" ? " -f" : m.fstype.rfind("ext", 0) == 0 ? " -F" : "";
-    return fmt::format("umount {0}; {1}; mkfs.{2}{5} {3}; mount -o dax=always {3} {0}   "
+    return fmt::format("umount {0}; {1}; {2}{5} {3}; mount -o dax=always {3} {0}   "
                        "# destroys the data on {4}: back it up first",
-                       m.mountPoint, createFsdax(ns.dev), m.fstype, m.source, ns.dev, force);
+                       shellQuote(m.mountPoint), createFsdax(ns.dev), shellQuote("mkfs." + m.fstype),
+                       shellQuote(m.source), ns.dev, force);
 }
 
 bool cannotDax(const NdNamespace *ns)
@@ -178,8 +184,9 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
             v.remedy = rebuildOnFsdax(m, *ns);
         else if (m.fstype == "virtiofs")
             // The DAX window is the host's to give (Kata: virtio_fs_cache_size).
-            v.remedy = "give the device a DAX window on the host: -device vhost-user-fs-pci,"
-                       "chardev=...,tag=" + m.source + ",cache-size=2G; then " + remountDax(m);
+            v.remedy = "give the device a DAX window on the host: -device " +
+                       shellQuote("vhost-user-fs-pci,chardev=...,tag=" + m.source + ",cache-size=2G") +
+                       "; then " + remountDax(m);
         else
             v.remedy = remountDax(m);
         return v;

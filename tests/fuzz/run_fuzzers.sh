@@ -7,7 +7,7 @@ src=$1
 out=$2/fuzz
 secs=${3:-20}
 shift 3 2>/dev/null || shift $#
-targets=${*:-"decoder ingest agent"}
+targets=${*:-"decoder ingest agent kernel_text"}
 
 CXX=${FUZZ_CXX:-}
 if [ -z "$CXX" ]; then
@@ -25,8 +25,8 @@ if ! "$CXX" -fsanitize=fuzzer "$out/probe.cpp" -o "$out/probe" 2>"$out/probe.log
 fi
 
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-inc="-I$src/base -I$src/protocol -I$src/collector -I$src/agent/daemon"
-base="$src/base/result.cpp $src/base/root.cpp"
+inc="-I$src/base -I$src/protocol -I$src/collector -I$src/agent/daemon -I$src/probes"
+base="$src/base/result.cpp $src/base/root.cpp $src/base/beneath.cpp"
 proto="$src/protocol/line_decoder.cpp $src/protocol/message.cpp $src/protocol/schema.cpp"
 
 sources() {
@@ -34,6 +34,7 @@ sources() {
     decoder) echo "$src/tests/fuzz/fuzz_decoder.cpp $base $proto" ;;
     ingest) echo "$src/tests/fuzz/fuzz_ingest.cpp $base $proto $src/collector/ingest.cpp $src/collector/store.cpp $src/collector/sqlite_db.cpp" ;;
     agent) echo "$src/tests/fuzz/fuzz_agent.cpp $base $proto $src/agent/daemon/agent_session.cpp" ;;
+    kernel_text) echo "$src/tests/fuzz/fuzz_kernel_text.cpp $base $src/probes/text_util.cpp $src/probes/mountinfo.cpp $src/probes/nfit.cpp $src/probes/kmsg.cpp $src/probes/vmstat.cpp $src/probes/meminfo.cpp" ;;
     esac
 }
 libs() {
@@ -49,7 +50,7 @@ for t in $targets; do
     srcs=$(sources "$t")
     # Rebuild only when a source or header changed.
     stale=1
-    if [ -x "$bin" ] && [ -z "$(find $srcs "$src/protocol" "$src/collector" "$src/agent/daemon" "$src/base" -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
+    if [ -x "$bin" ] && [ -z "$(find $srcs "$src/protocol" "$src/collector" "$src/agent/daemon" "$src/base" "$src/probes" -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
         stale=0
     fi
     if [ $stale = 1 ]; then

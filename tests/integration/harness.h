@@ -68,21 +68,36 @@ inline std::unique_ptr<collector::Collector> makeCollector(collector::CollectorO
 
 // Turns both event loops until `done` holds. The bound is on iterations, not
 // time: a failing test ends, a slow machine does not fail it.
+// Every loop turns at least once before `done` is asked, so a caller that
+// wants "let the collector notice this" gets a real step, not an early return.
 inline bool pump(const std::vector<AgentDaemon *> &agents, collector::Collector *c,
                  const std::function<bool()> &done, const std::function<void()> &each = {},
                  int maxIterations = 20000)
 {
     for (int i = 0; i < maxIterations; ++i) {
-        if (done())
-            return true;
         for (auto *a : agents)
             REQUIRE(a->runOnce(0));
         if (each)
             each();
         if (c)
             REQUIRE(c->runOnce(1));
+        if (done())
+            return true;
     }
-    return done();
+    return false;
+}
+
+// The value of one exposition line (`name{labels} value`), or -1 when the
+// line is absent: "not 0" must not be satisfied by a missing line.
+inline long long metricValue(const std::string &exposition, const std::string &series)
+{
+    std::size_t at = 0;
+    while ((at = exposition.find(series + " ", at)) != std::string::npos) {
+        if (at == 0 || exposition[at - 1] == '\n')
+            return std::stoll(exposition.substr(at + series.size() + 1));
+        at += series.size();
+    }
+    return -1;
 }
 
 inline std::uint64_t stored(collector::Collector &c, const std::string &vm)

@@ -43,7 +43,8 @@ def guest_inputs(vm_dir):
 
 def write_golden(daxprobe, dest):
     """expected.json = the host daxprobe's replay of the capture (the golden
-    the unit suite compares against; DAXPROBE_UPDATE_GOLDEN=1 regenerates)."""
+    the unit suite compares against; `meson compile -C build update-goldens`
+    regenerates them all)."""
     import subprocess
     p = subprocess.run([daxprobe, "check", "--json", "--replay", dest],
                        capture_output=True, text=True)

@@ -208,5 +208,206 @@ class Checks(unittest.TestCase):
         self.assert_mutation_fails("profile-cmd.json", m, "exit status")
 
 
+# -- every assertion kind, broken one at a time ---------------------------------
+# Each entry: the kind of assertion, and a mutation of one scenario's shipped
+# files that must make that scenario's check fail (None: not applicable to
+# this scenario). Every kind must apply to at least one captured scenario, so
+# an assertion kind that silently stops running is noticed too.
+
+def set_kv(files, name, key, value):
+    lines = files[name].decode().splitlines()
+    out = [f"{key}={value}" if ln.startswith(key + "=") else ln for ln in lines]
+    return dict(files, **{name: ("\n".join(out) + "\n").encode()})
+
+
+def with_json(files, name, mutate):
+    doc = json.loads(files[name])
+    mutate(doc)
+    return dict(files, **{name: json.dumps(doc).encode()})
+
+
+def cache_delta(files, name):
+    if "cached.txt" not in files:
+        return None
+    delta = int(scenarios.Results(files).kv("cached.txt")["delta_kb"])
+    # DAX: reading 32 MiB must not grow the cache; without DAX it must.
+    return set_kv(files, "cached.txt", "delta_kb", "0" if delta >= 4096 else "32768")
+
+
+def profile_field(field):
+    def mutate(files, name):
+        if "profile.json" not in files:
+            return None
+
+        def m(doc):
+            f = doc["files"][0]
+            if field == "dax":
+                f["dax"] = not f["dax"]
+            elif field == "mapping":
+                f["mapping"]["code"] = "fallback" if f["mapping"]["code"] == "page_cache" else "page_cache"
+            elif field == "pmd":
+                # PMD-mapped: a wrong count; other DAX: tracepoints "not counted";
+                # no DAX: PMD faults where there can be none.
+                code = f["mapping"]["code"]
+                f["faults"]["dax_pmd"] = 7 if code == "pmd" else None if f["dax"] else 16
+            elif field == "pte":
+                if f["mapping"]["code"] != "pmd":
+                    return
+                f["faults"]["dax_pte"] = 5
+        out = with_json(files, "profile.json", m)
+        return out if out["profile.json"] != with_json(files, "profile.json", lambda d: None)["profile.json"] else None
+    return mutate
+
+
+def profile_rc(files, name):
+    return dict(files, **{"profile.rc": b"1\n"}) if "profile.rc" in files else None
+
+
+def kernel_log(files, name):
+    log = files.get("dmesg.txt", b"")
+    for line in (b"Turning off DAX", b"DAX unsupported by block device"):
+        if line in log and scenarios.SCENARIOS[name].check in (scenarios.check_raw_xfs, scenarios.check_raw_ext4):
+            return dict(files, **{"dmesg.txt": log.replace(line, b"(edited out)")})
+    return None
+
+
+def kmsg_evidence(files, name):
+    doc = json.loads(files["check.json"])
+    m = scenarios.pmem_mount(doc)
+    if not m or "Turning off DAX" not in scenarios.evidence_text(m):
+        return None
+
+    def drop(doc):
+        mnt = scenarios.pmem_mount(doc)
+        mnt["kmsg"] = []
+        mnt["verdict"]["evidence"] = [e for e in mnt["verdict"]["evidence"]
+                                      if "Turning off DAX" not in json.dumps(e)]
+    return with_json(files, "check.json", drop)
+
+
+def remedy(files, name):
+    doc = json.loads(files["check.json"])
+    objs = [scenarios.pmem_mount(doc)] + scenarios.namespaces(doc)
+    if not any("ndctl create-namespace" in scenarios.remedy_text(o) for o in objs if o):
+        return None
+
+    def m(doc):
+        for o in [scenarios.pmem_mount(doc)] + scenarios.namespaces(doc):
+            if o and isinstance(o.get("verdict", {}).get("remedy"), str):
+                o["verdict"]["remedy"] = "reboot"
+    return with_json(files, "check.json", m)
+
+
+def file_residency(files, name):
+    doc = json.loads(files["check.json"])
+    f = scenarios.file_entry(doc, "/mnt/pmem/testfile")
+    if not f:
+        return None
+
+    def m(doc):
+        g = scenarios.file_entry(doc, "/mnt/pmem/testfile")
+        big = (g["residency"].get("resident_bytes") or 0) >= 30 * scenarios.MiB
+        g["residency"]["resident_bytes"] = 0 if big else 32 * scenarios.MiB
+    return with_json(files, "check.json", m)
+
+
+def file_statx(files, name):
+    doc = json.loads(files["check.json"])
+    if not scenarios.file_entry(doc, "/mnt/pmem/testfile"):
+        return None
+
+    def m(doc):
+        g = scenarios.file_entry(doc, "/mnt/pmem/testfile")
+        g["statx_dax"] = not g.get("statx_dax")
+    return with_json(files, "check.json", m)
+
+
+def mount_rc(files, name):
+    if "mount.txt" not in files:
+        return None
+    rc = scenarios.Results(files).kv("mount.txt").get("rc")
+    return set_kv(files, "mount.txt", "rc", "32" if rc == "0" else "0")
+
+
+def init_labels(files, name):
+    log = files.get("commands.log", b"").decode()
+    if "init-labels" not in log:
+        return None
+    # The vacuous version of this check took the *next* command's "= 0".
+    head, tail = log.split("+ ndctl init-labels", 1)
+    body, rest = tail.split("\n= ", 1)
+    rest = rest.split("\n", 1)[1]
+    return dict(files, **{"commands.log": (head + "+ ndctl init-labels" + body + "\n= 1\n" + rest).encode()})
+
+
+def devdax_chardev(files, name):
+    doc = json.loads(files["check.json"])
+    if not any(n.get("mode") == "devdax" for n in scenarios.namespaces(doc)):
+        return None
+
+    def m(doc):
+        for n in scenarios.namespaces(doc):
+            if n.get("mode") == "devdax":
+                n["chardev"] = "dax9.9"
+    return with_json(files, "check.json", m)
+
+
+def nfit_present(files, name):
+    doc = json.loads(files["check.json"])
+    if (doc.get("nfit") or {}).get("present") is not False:
+        return None
+    return with_json(files, "check.json", lambda d: d["nfit"].__setitem__("present", True))
+
+
+def map_sync(files, name):
+    doc = json.loads(files["check.json"])
+    m = scenarios.pmem_mount(doc)
+    if not m or (m.get("map_sync") or {}).get("ok") is not True:
+        return None
+    return with_json(files, "check.json", lambda d: scenarios.pmem_mount(d)["map_sync"].__setitem__("ok", False))
+
+
+MUTATIONS = {
+    "cache (Cached delta)": cache_delta,
+    "profile: dax": profile_field("dax"),
+    "profile: mapping code": profile_field("mapping"),
+    "profile: PMD fault count": profile_field("pmd"),
+    "profile: PTE faults on PMD": profile_field("pte"),
+    "profile: exit code": profile_rc,
+    "kernel log (dmesg)": kernel_log,
+    "kernel log in the mount's evidence": kmsg_evidence,
+    "remedy": remedy,
+    "file residency": file_residency,
+    "file statx": file_statx,
+    "mount exit code": mount_rc,
+    "init-labels exit code": init_labels,
+    "devdax chardev": devdax_chardev,
+    "nfit.present": nfit_present,
+    "map_sync": map_sync,
+}
+
+
+class EveryAssertionKind(unittest.TestCase):
+    def test_each_kind_fails_when_broken(self):
+        for kind, mutate in MUTATIONS.items():
+            applied = []
+            for name in captured():
+                files = mutate(load(name), name)
+                if files is None:
+                    continue
+                applied.append(name)
+                with self.subTest(kind=kind, scenario=name):
+                    self.assertTrue(failures(name, files), f"{kind} broken in {name}, yet the check passed")
+            with self.subTest(kind=kind):
+                self.assertTrue(applied, f"no captured scenario exercises the {kind} assertion")
+
+    def test_command_rc_reads_only_its_own_command(self):
+        log = "+ ndctl init-labels -f nmem0\nerror: busy\n= 1\n+ ndctl enable-region region0\n= 0\n"
+        self.assertEqual(scenarios.command_rc(log, "ndctl init-labels"), 1)
+        self.assertEqual(scenarios.command_rc(log, "ndctl enable-region"), 0)
+        self.assertIsNone(scenarios.command_rc("+ ndctl init-labels\n+ next\n= 0\n", "ndctl init-labels"))
+        self.assertIsNone(scenarios.command_rc(log, "mkfs"))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

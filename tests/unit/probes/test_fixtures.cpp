@@ -41,20 +41,20 @@ nlohmann::json stable(nlohmann::json j)
 
 TEST_CASE("every captured guest scenario replays to its golden report", "[fixtures][golden]")
 {
+    // Goldens are rewritten only by `meson compile -C build update-goldens`;
+    // a test run that was asked to rewrite them must not pass as a test run.
+    if (std::getenv("DAXPROBE_UPDATE_GOLDEN"))
+        FAIL("DAXPROBE_UPDATE_GOLDEN is set: the test suite never rewrites goldens; run "
+             "`meson compile -C build update-goldens`, review the diff, then run the tests");
     auto dirs = scenarios();
     REQUIRE_FALSE(dirs.empty()); // fixtures are part of the tree: none means a broken checkout
-    bool update = std::getenv("DAXPROBE_UPDATE_GOLDEN") != nullptr;
     for (const auto &dir : dirs) {
         CheckOptions options;
         options.replayDir = dir.string();
         CheckOutcome out = runCheck(options);
         nlohmann::json got = stable(out.report);
         fs::path golden = dir / "expected.json";
-        if (update) {
-            std::ofstream(golden) << out.report.dump(2) << "\n";
-            continue;
-        }
-        INFO("scenario " << dir.filename().string() << " (DAXPROBE_UPDATE_GOLDEN=1 rewrites goldens)");
+        INFO("scenario " << dir.filename().string() << " (`meson compile -C build update-goldens` rewrites goldens)");
         REQUIRE(fs::exists(golden));
         nlohmann::json want = stable(readJson(golden));
         INFO("diff: " << nlohmann::json::diff(want, got).dump());

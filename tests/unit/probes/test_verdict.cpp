@@ -282,3 +282,17 @@ TEST_CASE("overall verdicts and exit codes", "[verdict]")
         CHECK(r.overall.code == code::DaxVerified);
     }
 }
+
+TEST_CASE("mounts: DAX on a namespace aligned below 2 MiB warns about PMD mappings", "[verdict]")
+{
+    NdNamespace ns = fsdaxNs();
+    MountEntry m = mountOf("xfs", "rw,dax=always");
+    BlockDevFacts b = pmem0(true);
+    MountLiveFacts live = liveFacts(true, true);
+    CHECK(judgeMount(m, &b, &ns, &live, {}).warnings.empty()); // 2 MiB: nothing to say
+    ns.align = 4096;
+    Verdict v = judgeMount(m, &b, &ns, &live, {});
+    CHECK(v.code == code::DaxActive);
+    REQUIRE(v.warnings.size() == 1);
+    CHECK_THAT(v.warnings[0], Catch::Contains("align is 4 KiB") && Catch::Contains("PMD"));
+}
