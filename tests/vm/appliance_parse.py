@@ -10,7 +10,7 @@ INITCALL = re.compile(r"initcall (\S+) \[(\S+)\] returned (-?\d+) after (\d+) (u
 
 FALLBACK_SOURCE = ("fallback (this daxprobe has no `profile -- CMD`): busybox time -v "
                    "(rusage of the workload and its children), meminfo before/after, "
-                   "fs_dax tracepoints counted from the trace buffer (system-wide)")
+                   "fs_dax tracepoints counted by hist triggers (system-wide)")
 
 
 def kv_kb(text):
@@ -59,6 +59,24 @@ def swiotlb_mb(dmesg):
     return int(m.group(1)) if m else 0
 
 
+VM_FAULT_FALLBACK = 0x800
+HIST_ENTRY = re.compile(r"\{ result:\s*(-?\w+) \} hitcount:\s*(\d+)")
+
+
+def hist_counts(text):
+    """A `hist:keys=result` trigger's output -> (events, of them FALLBACK);
+    (None, None) when the guest had no such file (no tracefs)."""
+    if text is None:
+        return None, None
+    total = fallback = 0
+    for m in HIST_ENTRY.finditer(text):
+        result, hits = int(m.group(1), 0), int(m.group(2))
+        total += hits
+        if result & VM_FAULT_FALLBACK:
+            fallback += hits
+    return total, fallback
+
+
 def _time_v(text):
     """busybox `time -v` output -> {label: value string}."""
     out = {}
@@ -82,11 +100,10 @@ def fallback_profile(files):
     tv = _time_v(files.get("fallback-time.txt", ""))
     mb, ma = kv_kb(files.get("fallback-meminfo-before.txt", "")), kv_kb(
         files.get("fallback-meminfo-after.txt", ""))
-    tr = kv_kb(files.get("fallback-trace.txt", ""))
+    pmd_done, pmd_fb = hist_counts(files.get("fallback-hist-dax_pmd_fault_done.txt"))
+    pte_done, _ = hist_counts(files.get("fallback-hist-dax_pte_fault_done.txt"))
     t0, t1 = _num(files.get("fallback-uptime-before.txt")), _num(
         files.get("fallback-uptime-after.txt"))
-    pmd_done = tr.get("dax_pmd_fault_done")
-    pmd_fb = tr.get("dax_pmd_fault_done_fallback")
 
     def rusage(label):
         v = tv.get(label)
@@ -105,7 +122,7 @@ def fallback_profile(files):
             "major": rusage("Major (requiring I/O) page faults"),
             "dax_pmd": pmd_done - pmd_fb if pmd_done is not None and pmd_fb is not None else None,
             "dax_pmd_fallback": pmd_fb,
-            "dax_pte": tr.get("dax_pte_fault_done"),
+            "dax_pte": pte_done,
         },
         "page_cache": {
             "cached_kb_before": mb.get("Cached"),
@@ -126,7 +143,10 @@ def workload_profile(files):
     """{"mode": "profile"|"fallback"|"missing", "command": {...}, "error": ...}."""
     mode = files.get("profile-mode", "").strip()
     if mode == "profile":
-        doc = json.loads(files.get("profile.json") or "null")
+        try:
+            doc = json.loads(files.get("profile.json") or "null")
+        except ValueError:
+            doc = None
         if not isinstance(doc, dict) or not isinstance(doc.get("command"), dict):
             return {"mode": "profile", "command": None,
                     "error": f"profile.json has no command: {files.get('profile.stderr', '')[-300:]}"}

@@ -61,12 +61,14 @@ PANELS = [
     ("Guest memory after the workload [MiB]", 1024.0,
      ["guest_cached_kb", "guest_buffers_kb", "workload_cached_delta_kb"],
      ["Cached", "Buffers", "Cached growth"]),
+    ("Guest RAM [MiB] (MemTotal: what the kernel kept for itself shows here)", 1024.0,
+     ["guest_memtotal_kb", "guest_memavailable_kb"], ["MemTotal", "MemAvailable"]),
     ("Host memory for the guest [MiB]", 1024.0,
      ["qemu_anon_kb", "host_cache_kb", "host_total_kb", "qemu_pss_kb", "qemu_peak_rss_kb"],
      ["QEMU anon", "host page cache", "total (anon+cache)", "QEMU PSS", "QEMU peak RSS"]),
     ("Workload page faults [thousands]", 1000.0,
-     ["faults_minor", "faults_major", "faults_dax_pmd", "faults_dax_pte"],
-     ["minor", "major", "DAX PMD", "DAX PTE"]),
+     ["faults_minor", "faults_major", "faults_dax_pmd", "faults_dax_pmd_fallback", "faults_dax_pte"],
+     ["minor", "major", "DAX PMD", "PMD fallback", "DAX PTE"]),
 ]
 
 
@@ -115,7 +117,7 @@ def _nice(v):
     if v <= 0:
         return 1.0
     p = 10 ** len(str(int(v))) / 10 if v >= 1 else 1.0
-    for f in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+    for f in (1, 2, 3, 4, 6, 8, 10):  # quarters of these read well
         if v <= f * p:
             return f * p
     return 10 * p
