@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -111,7 +110,10 @@ def first_report(sock, deadline):
         if left <= 0:
             raise GuestError("no report from the agent in time")
         sock.settimeout(left)
-        chunk = sock.recv(65536)
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            raise GuestError("no report from the agent in time") from None
         if not chunk:
             raise GuestError("agent socket closed before a report")
         buf += chunk.replace(b"\xff", b"")
@@ -256,7 +258,7 @@ def main():
                 log(f"[{v} #{i}] first report {h['first_report_s']:.1f} s, shutdown "
                     f"{h['shutdown_s']:.2f} s, workload via {rec['guest']['workload']['mode']}")
                 runs.append(rec)
-    except (GuestError, RuntimeError, subprocess.CalledProcessError) as e:
+    except (GuestError, RuntimeError, OSError, ValueError, subprocess.CalledProcessError) as e:
         log(f"FAIL: {e}")
         return 1
     result = {"schema": "daxprobe.appliance/1", "kernel": info["version"],

@@ -14,10 +14,14 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import appliance_parse as parse  # noqa: E402
 import appliance_report  # noqa: E402
 import appliance_stats as stats  # noqa: E402
 
 FIXTURE = os.path.join(os.path.dirname(HERE), "fixtures", "appliance", "result.json")
+# What one nvdimm-dax guest shipped (the fallback profile), dmesg cut to the
+# initcall and SWIOTLB lines.
+GUEST = os.path.join(os.path.dirname(FIXTURE), "guest-nvdimm-dax")
 
 # metric -> how to read it from a raw run record, independently of run_metrics
 RAW = {
@@ -41,6 +45,48 @@ def check(cond, msg):
 
 def close(a, b):
     return a is not None and b is not None and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _line_value(text, label):
+    for line in text.splitlines():
+        if line.strip().startswith(label):
+            return line.rsplit(":", 1)[1].strip()
+    raise KeyError(label)
+
+
+def check_parse():
+    """The guest's raw files -> numbers, against values read off the text here."""
+    files = {}
+    for name in os.listdir(GUEST):
+        with open(os.path.join(GUEST, name)) as f:
+            files[name] = f.read()
+    cmd = parse.workload_profile(files)["command"]
+    check("fallback" in cmd["faults"]["source"], "the fallback is labelled as such")
+    tv = files["fallback-time.txt"]
+    check(cmd["faults"]["minor"] == int(_line_value(tv, "Minor (reclaiming a frame)")), "minor")
+    check(cmd["faults"]["major"] == int(_line_value(tv, "Major (requiring I/O)")), "major")
+    check(cmd["exit_status"] == int(_line_value(tv, "Exit status")), "exit status")
+    pte_hits = int(_line_value(files["fallback-hist-dax_pte_fault_done.txt"], "Hits"))
+    pmd_hits = int(_line_value(files["fallback-hist-dax_pmd_fault_done.txt"], "Hits"))
+    check(cmd["faults"]["dax_pte"] == pte_hits, f"dax_pte {cmd['faults']['dax_pte']} != {pte_hits}")
+    # Every PMD fault of this run carried VM_FAULT_FALLBACK (result 2048 = 0x800).
+    check(cmd["faults"]["dax_pmd_fallback"] == pmd_hits and cmd["faults"]["dax_pmd"] == 0,
+          f"pmd {cmd['faults']['dax_pmd']} / fallback {cmd['faults']['dax_pmd_fallback']}")
+    wall = float(files["fallback-uptime-after.txt"]) - float(files["fallback-uptime-before.txt"])
+    check(close(cmd["wall_seconds"], round(wall, 3)), "wall seconds")
+    cb = int(_line_value(files["fallback-meminfo-before.txt"], "Cached").split()[0])
+    ca = int(_line_value(files["fallback-meminfo-after.txt"], "Cached").split()[0])
+    check(cmd["page_cache"]["cached_kb_delta"] == ca - cb, "Cached delta")
+    check(parse.hist_counts("{ result:       2304 } hitcount:          3\n"
+                            "{ result:        256 } hitcount:          5\n") == (8, 3),
+          "hist: FALLBACK|NOPAGE counts as a fallback, NOPAGE not")
+    inits = parse.initcalls(files["dmesg.txt"], {"nfit", "nd_pmem"})
+    for mod in ("nfit", "nd_pmem"):
+        line = [x for x in files["dmesg.txt"].splitlines() if f"[{mod}] returned" in x][0]
+        check(inits.get(mod) == int(line.split(" after ")[1].split()[0]), f"initcall {mod}")
+    check(parse.swiotlb_mb(files["dmesg.txt"]) == 64 and parse.swiotlb_mb("") == 0, "swiotlb")
+    st = parse.steps(files["steps.log"])
+    check(parse.step_time(st, "root-mounted") is not None, "steps: root-mounted")
 
 
 def main():
@@ -104,7 +150,14 @@ def main():
     if dax:
         dax[0]["guest"]["root_verdict"] = "dax_silently_off"
         check(appliance_report.invariants(bad) != [], "a DAX run without dax_active passes")
+        grown = json.loads(json.dumps(result))
+        d = [r for r in grown["runs"] if r["variant"] == dax[0]["variant"]][0]
+        blk = [r for r in grown["runs"] if r["variant"] == "blk"][0]
+        d["guest"]["workload"]["command"]["page_cache"]["cached_kb_delta"] = \
+            blk["guest"]["workload"]["command"]["page_cache"]["cached_kb_delta"]
+        check(appliance_report.invariants(grown) != [], "DAX with blk's Cached growth passes")
     check("±" in appliance_report.table(result), "the table shows mean ± SD")
+    check_parse()
     check(appliance_report.svg(result).startswith("<svg"), "the plot is an SVG")
 
     for f in failures:
