@@ -223,6 +223,8 @@ def main():
                     help="no boots: recompute the summary of a stored result, print and plot it")
     args = ap.parse_args()
     if args.from_json:
+        if not os.path.isfile(args.from_json):
+            ap.error(f"--from: no such file {args.from_json}")
         return render(args.from_json, args.out or os.path.dirname(os.path.abspath(args.from_json)),
                       args.check)
     variants = [v for v in args.variants.split(",") if v]
