@@ -127,11 +127,11 @@ def first_report(sock, deadline):
                 return msg.get("data") or {}
 
 
-def boot(info, initrds, meta, variant, index, out, timeout):
+def boot(info, initrds, meta, variant, index, out, timeout, append=""):
     kind = DEVICE[variant]
     g = Guest(info["vmlinux"], initrds[kind]["path"], "appliance", nvdimm=(kind == "nvdimm"),
               virtio_pmem=(kind == "virtio-pmem"), nvdimm_size=PMEM_SIZE,
-              extra_cmdline=f"daxprobe.variant={variant} {CMDLINE}", keep=True)
+              extra_cmdline=f"daxprobe.variant={variant} {CMDLINE} {append}".strip(), keep=True)
     if kind == "blk":
         g.disk = os.path.join(g.dir, "root.img")
         copy_cold(meta["root"]["path"], g.disk)
@@ -217,6 +217,8 @@ def main():
     ap.add_argument("--out", help="output folder (default BUILDDIR/appliance)")
     ap.add_argument("--timeout", type=float, default=300.0, help="bound on one boot, s")
     ap.add_argument("--daxprobe", help="the guest's daxprobe (default BUILDDIR/agent/daxprobe)")
+    ap.add_argument("--append", default="", metavar="ARGS",
+                    help="more guest kernel command line, e.g. swiotlb=noforce")
     ap.add_argument("--check", action="store_true", help="assert the invariants (meson test)")
     ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
     ap.add_argument("--from", dest="from_json", metavar="RESULT_JSON",
@@ -255,7 +257,7 @@ def main():
         runs = []
         for i in range(args.runs):  # rounds, so drift in the host's load hits every variant
             for v in variants:
-                rec = boot(info, initrds, meta, v, i, out, args.timeout)
+                rec = boot(info, initrds, meta, v, i, out, args.timeout, args.append)
                 h = rec["host"]
                 log(f"[{v} #{i}] first report {h['first_report_s']:.1f} s, shutdown "
                     f"{h['shutdown_s']:.2f} s, workload via {rec['guest']['workload']['mode']}")
@@ -265,6 +267,7 @@ def main():
         return 1
     result = {"schema": "daxprobe.appliance/1", "kernel": info["version"],
               "runs_per_variant": args.runs, "variants": variants,
+              "kernel_cmdline_extra": f"{CMDLINE} {args.append}".strip(),
               "wall_seconds": round(time.monotonic() - t0, 1),
               "root_image": {k: v for k, v in meta["root"].items() if k != "path"},
               "initramfs": {k: {kk: vv for kk, vv in v.items() if kk != "path"}
