@@ -27,7 +27,7 @@ import sys
 # busybox modprobe ignores softdeps, so /init loads crc32c before ext4 itself.
 MODULES = [
     "virtio", "virtio_ring", "virtio_pci", "virtio_console", "virtio_blk",
-    "nfit", "libnvdimm", "nd_pmem", "nd_btt", "dax_pmem", "device_dax",
+    "nfit", "libnvdimm", "nd_pmem", "nd_btt", "dax_pmem", "device_dax", "virtio_pmem",
     "crc32c_generic", "crc32c-intel", "ext4", "xfs",
 ]
 
@@ -144,7 +144,7 @@ def parse_modules_dep(moddir):
     return deps, paths
 
 
-def add_modules(img, info):
+def add_modules(img, info, modules=MODULES):
     moddir = info["modules_dir"]
     kver = info["version"]
     deps, paths = parse_modules_dep(moddir)
@@ -154,7 +154,7 @@ def add_modules(img, info):
         for line in open(bpath):
             builtin.add(os.path.basename(line.strip()).split(".ko")[0].replace("-", "_"))
     wanted = set()
-    for m in MODULES:
+    for m in modules:
         name = m.replace("-", "_")
         if name in builtin:
             continue
@@ -198,6 +198,46 @@ def add_busybox(img):
         img.add_symlink(applet, "/bin/busybox")
 
 
+def build(info, daxprobe, guest_dir, out, *, modules=MODULES, tools=True, load=None):
+    """Write the initramfs `out`; returns the Image (entries, host deps).
+    modules: what to ship (plus modules.dep closure); tools: ndctl, daxctl,
+    mkfs; load: the modules /init loads (default: its own list)."""
+    img = Image()
+    for d in ("proc", "sys", "dev", "tmp", "run", "mnt", "results", "etc", "root"):
+        img.add_dir(d)
+    add_busybox(img)
+    if tools:
+        for dest, src in BINARIES.items():
+            add_dynamic(img, dest, src)
+    copy = stripped(daxprobe, out + ".daxprobe")
+    add_dynamic(img, "/usr/bin/daxprobe", copy)
+    img.deps.discard(os.path.realpath(copy))
+    img.deps.add(os.path.realpath(daxprobe))
+    for c in CONFIG_FILES if tools else []:
+        if os.path.exists(c):
+            img.add_file(c, c, 0o644)
+    # ndctl/daxctl/mkfs look these up; an empty mtab makes mkfs's check cheap.
+    img.add_symlink("/etc/mtab", "/proc/self/mounts")
+    img.add_data("/etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
+    img.add_data("/etc/group", b"root:x:0:\n")
+    add_modules(img, info, modules)
+    if load is not None:
+        img.add_data("/daxprobe-vm/modules.load", (" ".join(load) + "\n").encode())
+
+    guest = os.path.abspath(guest_dir)
+    for dirpath, _, files in os.walk(guest):
+        for fn in sorted(files):
+            src = os.path.join(dirpath, fn)
+            rel = os.path.relpath(src, guest)
+            dest = "/init" if rel == "init" else f"/daxprobe-vm/{rel}"
+            img.add_file(dest, src, 0o755 if rel == "init" else 0o644)
+
+    img.write(out)
+    if copy != daxprobe and os.path.exists(copy):
+        os.unlink(copy)  # the stripped copy was only needed while writing
+    return img
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel-info", required=True)
@@ -216,34 +256,7 @@ def main():
         print(info.get("reason", "guest kernel unavailable"), file=sys.stderr)
         return 0
 
-    img = Image()
-    for d in ("proc", "sys", "dev", "tmp", "run", "mnt", "results", "etc", "root"):
-        img.add_dir(d)
-    add_busybox(img)
-    for dest, src in BINARIES.items():
-        add_dynamic(img, dest, src)
-    copy = stripped(args.daxprobe, args.out + ".daxprobe")
-    add_dynamic(img, "/usr/bin/daxprobe", copy)
-    img.deps.discard(os.path.realpath(copy))
-    img.deps.add(os.path.realpath(args.daxprobe))
-    for c in CONFIG_FILES:
-        if os.path.exists(c):
-            img.add_file(c, c, 0o644)
-    # ndctl/daxctl/mkfs look these up; an empty mtab makes mkfs's check cheap.
-    img.add_symlink("/etc/mtab", "/proc/self/mounts")
-    img.add_data("/etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
-    img.add_data("/etc/group", b"root:x:0:\n")
-    add_modules(img, info)
-
-    guest = os.path.abspath(args.guest_dir)
-    for dirpath, _, files in os.walk(guest):
-        for fn in sorted(files):
-            src = os.path.join(dirpath, fn)
-            rel = os.path.relpath(src, guest)
-            dest = "/init" if rel == "init" else f"/daxprobe-vm/{rel}"
-            img.add_file(dest, src, 0o755 if rel == "init" else 0o644)
-
-    img.write(args.out)
+    img = build(info, args.daxprobe, args.guest_dir, args.out)
     if args.depfile:
         with open(args.depfile, "w") as f:
             deps = sorted(img.deps)

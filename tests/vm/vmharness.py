@@ -44,7 +44,7 @@ def find_qemu():
 class Guest:
     def __init__(self, vmlinux, initrd, scenario, *, nvdimm=True, label_size=None,
                  nvdimm_size="512M", memory="512M", capture=False, human=False,
-                 extra_cmdline="", workdir=None, keep=False):
+                 extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None):
         self.vmlinux = vmlinux
         self.initrd = initrd
         self.scenario = scenario
@@ -56,6 +56,11 @@ class Guest:
         self.human = human
         self.extra_cmdline = extra_cmdline
         self.keep = keep
+        # virtio_pmem: the backing file (nvdimm_path) is a virtio-pmem device
+        # instead of an NVDIMM (no NFIT); disk: a raw image on virtio-blk.
+        self.virtio_pmem = virtio_pmem
+        self.disk = disk
+        self.rusage = None  # QEMU's, from wait4 once it exited (ru_maxrss: peak RSS)
         # Unix socket paths must stay under 108 bytes: use a short temp dir.
         self.dir = workdir or tempfile.mkdtemp(prefix=f"dxvm-{scenario[:12]}-")
         self.console_path = os.path.join(self.dir, "console.log")
@@ -82,7 +87,8 @@ class Guest:
             append += " " + self.extra_cmdline
         cmd = [find_qemu(), "-machine", "pc,nvdimm=on" if self.nvdimm else "pc",
                "-accel", "tcg,tb-size=64", "-cpu", "max", "-smp", "1",
-               "-m", f"{self.memory},slots=2,maxmem=4G" if self.nvdimm else self.memory,
+               "-m", (f"{self.memory},slots=2,maxmem=4G" if self.nvdimm or self.virtio_pmem
+                      else self.memory),
                "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
                "-kernel", self.vmlinux, "-initrd", self.initrd, "-append", append]
         if self.nvdimm:
@@ -92,6 +98,13 @@ class Guest:
             cmd += ["-object", f"memory-backend-file,id=mem1,share=on,"
                                f"mem-path={self.nvdimm_path},size={self.nvdimm_size}",
                     "-device", dimm]
+        if self.virtio_pmem:
+            cmd += ["-object", f"memory-backend-file,id=vpm0,share=on,"
+                               f"mem-path={self.nvdimm_path},size={self.nvdimm_size}",
+                    "-device", "virtio-pmem-pci,memdev=vpm0,id=vpmem0"]
+        if self.disk:
+            cmd += ["-drive", f"file={self.disk},format=raw,if=none,id=disk0",
+                    "-device", "virtio-blk-pci,drive=disk0"]
         cmd += ["-device", "virtio-serial",
                 "-chardev", f"socket,path={self.agent_sock},server=on,wait=off,id=ch0",
                 "-device", f"virtserialport,chardev=ch0,name={AGENT_PORT}",
@@ -102,7 +115,8 @@ class Guest:
         return cmd
 
     def __enter__(self):
-        if self.nvdimm:
+        # A caller may have put a prepared backing file there (the appliance).
+        if (self.nvdimm or self.virtio_pmem) and not os.path.exists(self.nvdimm_path):
             with open(self.nvdimm_path, "wb") as f:
                 f.truncate(_size_bytes(self.nvdimm_size))
         cmd = self.command()
@@ -137,12 +151,20 @@ class Guest:
             self.console_cond.notify_all()
 
     def wait(self, timeout):
-        """Wait for QEMU to exit (the guest powers off after shipping)."""
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise GuestError(f"guest did not finish within {timeout:.0f} s "
-                             f"(done marker seen: {self.done.is_set()})")
+        """Wait for QEMU to exit (the guest powers off after shipping). QEMU is
+        reaped with wait4 so its resource usage (peak RSS) is kept."""
+        import select
+        if self.proc.returncode is None:  # else already reaped (a poll() saw it die)
+            pidfd = os.pidfd_open(self.proc.pid)
+            try:
+                ready, _, _ = select.select([pidfd], [], [], timeout)
+            finally:
+                os.close(pidfd)
+            if not ready:
+                raise GuestError(f"guest did not finish within {timeout:.0f} s "
+                                 f"(done marker seen: {self.done.is_set()})")
+            _, status, self.rusage = os.wait4(self.proc.pid, 0)
+            self.proc.returncode = os.waitstatus_to_exitcode(status)
         self.t_exit = time.monotonic()
         self.reader.join(timeout=10)
         if not self.done.is_set():
