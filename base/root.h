@@ -53,6 +53,8 @@ public:
     void noteRead(std::string_view path, std::string_view content) const;
 
     const std::string &path() const { return dir_; }
+    // The directory fd, for *at() calls that only stat (collector discovery).
+    int fd() const { return fd_.get(); }
     bool confined() const { return confined_; }
 
 private:
