@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include <fmt/format.h>
+
+#include "json_fields.h"
 #include <fmt/ranges.h>
 
 #include "footprint.h"
@@ -12,16 +14,6 @@ namespace daxprobe {
 namespace {
 
 using json = nlohmann::json;
-
-template <typename T> json opt(const std::optional<T> &v)
-{
-    return v ? json(*v) : json(nullptr);
-}
-
-json errorOrNull(const std::string &s)
-{
-    return s.empty() ? json(nullptr) : json(s);
-}
 
 const char *residencyMethod(const FileResidency &f)
 {

@@ -2,21 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "json_fields.h"
+
 namespace daxprobe {
 
 namespace {
 
 using json = nlohmann::json;
-
-template <typename T> json opt(const std::optional<T> &v)
-{
-    return v ? json(*v) : json(nullptr);
-}
-
-json errorOrNull(const std::string &s)
-{
-    return s.empty() ? json(nullptr) : json(s);
-}
 
 json residency(const ExerciseRun &run, const Residency &r)
 {
