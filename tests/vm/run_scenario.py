@@ -138,6 +138,12 @@ def main():
                             host_error = f"host actor: {type(e).__name__}: {e}"
                             log(f"[{args.scenario}] {host_error}")
                             host_files["host/error.txt"] = host_error.encode()
+                            # The guest waits for the actor's word: give it
+                            # now rather than let it wait out its bound.
+                            try:
+                                guest.tell_guest("host-actor-failed", timeout=10)
+                            except GuestError as e2:
+                                log(f"[{args.scenario}] could not tell the guest: {e2}")
                     guest.wait(scenario.timeout or args.timeout)
                     files = guest.results()
                     files.update(host_files)
@@ -188,6 +194,9 @@ def main():
             log(res.text("ndctl-list.json")[:3000])
             log(f"---- guest commands ----\n{res.text('commands.log')[-4000:]}")
             log(f"(full results in {last})")
+            # Again at the end: meson shows only the log's tail.
+            log(f"[{args.scenario}] FAIL, assertions: " + " | ".join(
+                f.splitlines()[0][:300] for f in checker.failures))
             return 1
         log(f"[{args.scenario}] PASS")
         return 0

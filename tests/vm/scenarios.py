@@ -414,17 +414,46 @@ class AgentLink:
 RECONNECT_BACKOFF_S = float(__import__("os").environ.get("DAXPROBE_VM_RECONNECT_BACKOFF", "1.0"))
 
 
+def connect_greeted(guest, timeout, log):
+    """Connect and read the greeting, as a collector does: a connection that
+    QEMU drops before the greeting (see below) is retried with a doubling
+    backoff until the deadline. Returns (link, greeting, dropped attempts)."""
+    import time
+    deadline = time.monotonic() + timeout
+    backoff, dropped = RECONNECT_BACKOFF_S, 0
+    while True:
+        link = AgentLink(guest, max(1.0, deadline - time.monotonic()))
+        try:
+            return link, link.expect(lambda m: m.get("event") == "greeting", "greeting"), dropped
+        except AssertionError as e:
+            link.close()
+            if "closed by QEMU" not in str(e) or time.monotonic() + backoff > deadline:
+                raise
+            dropped += 1
+            log(f"[agent-reconnect] connection dropped before the greeting ({e}); "
+                f"retry {dropped} in {backoff:.0f} s")
+            guest.done.wait(backoff)
+            backoff *= 2
+
+
+def wait_agent_released(guest, connects, timeout):
+    """After closing: wait until the agent logged as many disconnects as
+    connects (at least `connects`; a dropped attempt may add one of each)."""
+    guest.wait_console("host connected", connects, timeout)
+    seen = guest.console_text().count("host connected")
+    guest.wait_console("host disconnected", seen, timeout)
+
+
 def agent_reconnect_host(guest, log):
     t = 180
-    a = AgentLink(guest, t)
-    g1 = a.expect(lambda m: m.get("event") == "greeting", "greeting")
+    a, g1, dropped1 = connect_greeted(guest, t, log)
     r1 = a.expect(lambda m: m.get("event") == "report", "start report")
     a.send({"execute": "check", "id": 1})
     c1 = a.expect(lambda m: m.get("id") == 1, "check return")
     a.close()
     log("[agent-reconnect] connection 1: greeting, report seq "
         f"{r1['data'].get('seq')}, check; disconnecting without an ack")
-    guest.wait_console("host disconnected", 1, t)
+    wait_agent_released(guest, 1, t)
     # A collector's reconnect backoff. Measured here (QEMU 7.2, TCG): a
     # reconnect within a few ms of the guest seeing the disconnect is, in about
     # half the runs, dropped right after connecting (the agent logs "host
@@ -432,8 +461,7 @@ def agent_reconnect_host(guest, log):
     # from then on QEMU refuses every connect on that chardev until it exits.
     # With 1 s between close and reconnect: 12 of 12 runs clean.
     guest.done.wait(RECONNECT_BACKOFF_S)
-    b = AgentLink(guest, t)
-    g2 = b.expect(lambda m: m.get("event") == "greeting", "greeting 2")
+    b, g2, dropped2 = connect_greeted(guest, t, log)
     r2 = b.expect(lambda m: m.get("event") == "report", "resent report")
     b.send({"execute": "ack", "arguments": {"stream": r2["data"]["stream"],
                                              "seq": r2["data"]["seq"]}, "id": 2})
@@ -441,12 +469,12 @@ def agent_reconnect_host(guest, log):
     b.send({"execute": "ping", "id": 3})
     p3 = b.expect(lambda m: m.get("id") == 3, "ping return")
     b.close()
-    guest.wait_console("host disconnected", 2, t)
+    wait_agent_released(guest, 2, t)
     log("[agent-reconnect] connection 2: greeting, report resent, acked, ping")
     guest.tell_guest("done")
     return {"agent.json": json.dumps({"greeting1": g1, "report1": r1, "check1": c1,
                                       "greeting2": g2, "report2": r2, "ack2": a2,
-                                      "ping3": p3})}
+                                      "ping3": p3, "dropped": dropped1 + dropped2})}
 
 
 def check_agent_reconnect(c, res):
@@ -472,8 +500,13 @@ def check_agent_reconnect(c, res):
     c.eq((a["ack2"].get("return") or {}).get("acked"), 1, "ack dropped the report")
     c.check("return" in a["ping3"], f"ping returns: {a['ping3']}")
     log = res.text("agent.log")
-    c.eq(log.count("host disconnected"), 2, "disconnects the agent logged")
-    c.eq(log.count("host connected"), 2, "connects the agent logged")
+    # A connection QEMU dropped before the greeting (retried by the actor) may
+    # or may not have reached the agent; every connect it saw must end.
+    connects = log.count("host connected")
+    c.check(2 <= connects <= 2 + a.get("dropped", 0),
+            f"connects the agent logged: {connects}, want 2 plus at most "
+            f"{a.get('dropped', 0)} dropped")
+    c.eq(log.count("host disconnected"), connects, "disconnects the agent logged")
     c.eq(res.text("host-said.txt").strip(), "done", "guest heard the host's done")
     # The one-shot check in the same guest agrees.
     if expect_document(c, res, 0, "dax_verified"):
