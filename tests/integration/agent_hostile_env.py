@@ -153,6 +153,26 @@ def case_profile_paths():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def case_profile_unprivileged():
+    if os.geteuid() != 0:
+        bb.skip("needs root to run profile as uid 65534")
+    tmp = tempfile.mkdtemp(prefix="dxenv-profuser-")
+    try:
+        os.chmod(tmp, 0o755)
+        path = os.path.join(tmp, "data")
+        with open(path, "wb") as f:
+            f.write(b"\xa5" * (1 << 20))
+        os.chmod(path, 0o644)
+        # perf and tracefs may be refused to this user: a mapping verdict all the same.
+        rc, out, err = run("profile", "--json", "--path", path, user=NOBODY)
+        doc = json.loads(out) if out.startswith("{") else {}
+        files = doc.get("files") or [{}]
+        check(rc in (0, 1, 2) and (files[0].get("mapping") or {}).get("code"),
+              f"profile as uid 65534: rc {rc}, {out[:300]!r} {err[-300:]!r}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def agent_start_report(sock, agent):
     """The daemon's first report, read as a host (its check ran to the end)."""
     bb.wait_socket(sock, agent)
@@ -201,7 +221,8 @@ def case_agent_unprivileged():
 
 
 CASES = {"truncated": case_truncated, "unreadable": case_unreadable, "many-mounts": case_many_mounts,
-         "profile-paths": case_profile_paths, "agent-fifo-tree": case_agent_fifo_tree,
+         "profile-paths": case_profile_paths, "profile-unprivileged": case_profile_unprivileged,
+         "agent-fifo-tree": case_agent_fifo_tree,
          "agent-unprivileged": case_agent_unprivileged}
 
 if __name__ == "__main__":
