@@ -51,11 +51,15 @@ def wait_until(cond, what, timeout=HANG_GUARD_S, interval=0.02):
         time.sleep(interval)
 
 
+STARTED = []  # every Proc; main() kills what a failed case left running
+
+
 class Proc:
     """A child process whose stderr lines are collected by a thread; waits are
     on a condition variable fed by that thread."""
 
     def __init__(self, argv, name, user=None, stdout=subprocess.DEVNULL):
+        STARTED.append(self)
         self.name = name
         self.lines = []
         self.cond = threading.Condition()
@@ -299,6 +303,10 @@ def main(cases, argv):
         except Failure as e:
             print(f"FAIL {n}: {e}", flush=True)
             failed.append(n)
+        finally:
+            for p in STARTED:
+                p.kill()
+            STARTED.clear()
     if failed:
         return 1
     return 77 if len(skipped) == len(names) else 0
