@@ -73,8 +73,9 @@ Result<std::unique_ptr<Collector>> Collector::create(CollectorOptions options)
     auto store = Store::open(
         options.stateDir + "/collector.db",
         StoreOptions{options.maxRowsPerVm, options.maxBytesPerVm, options.busyTimeoutMs});
-    if (!store)
-        return tl::unexpected(store.error());
+    if (!store) // name the file: "file is not a database" alone says not which
+        return failf(store.error().code, "{}/collector.db: {}", options.stateDir,
+                     store.error().message);
     std::unique_ptr<Collector> c(new Collector(std::move(options), std::move(*store)));
     if (auto r = c->setup(); !r)
         return tl::unexpected(r.error());

@@ -60,11 +60,13 @@ PerfAvailability probePerf(const Root &root)
 TracepointAvailability probeTracepoints(const Root &root)
 {
     TracepointAvailability out;
-    std::string lastError;
+    // Denied at either place: the second place's "No such file" must not
+    // turn a permission problem into advice to mount tracefs.
+    bool denied = false;
     for (const char *dir : {"sys/kernel/tracing", "sys/kernel/debug/tracing"}) {
         auto text = root.readFile(std::string(dir) + "/available_events", 4 << 20);
         if (!text) {
-            lastError = text.error().describe();
+            denied = denied || text.error().code == EACCES || text.error().code == EPERM;
             continue;
         }
         out.tracefs = std::string("/") + dir;
@@ -78,8 +80,7 @@ TracepointAvailability probeTracepoints(const Root &root)
         out.usable = true;
         return out;
     }
-    out.reason = lastError.find("Permission") != std::string::npos
-                     ? "tracefs not readable: run as root"
+    out.reason = denied ? "tracefs not readable: run as root"
                      : "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing";
     return out;
 }

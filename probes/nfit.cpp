@@ -61,10 +61,13 @@ NfitInfo parseNfit(std::string_view bytes)
 {
     NfitInfo info;
     info.present = true;
-    if (bytes.size() < kHeaderSize) {
-        info.problems.push_back(fmt::format("table is {} bytes, shorter than an ACPI header",
+    // The NFIT's 4 reserved bytes are part of its header: a 36-39 byte table
+    // with a good checksum would otherwise pass as a valid, empty NFIT.
+    if (bytes.size() < kHeaderSize + kNfitReserved) {
+        info.problems.push_back(fmt::format("table is {} bytes, shorter than an NFIT header",
                                             bytes.size()));
-        return info;
+        if (bytes.size() < kHeaderSize)
+            return info;
     }
     info.signature = printable(bytes.substr(0, 4));
     info.length = load<std::uint32_t>(bytes, 4);

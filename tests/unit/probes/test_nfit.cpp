@@ -134,3 +134,27 @@ TEST_CASE("a damaged NFIT says what is wrong and never reads past the end", "[pa
         CHECK(n.pmemRangeCount() == 0);
     }
 }
+
+TEST_CASE("a table too short for the NFIT's reserved bytes is not a valid NFIT", "[nfit]")
+{
+    // Found by the fuzz target's invariant (tests/fuzz/corpus/nfit/regression-36-byte-table):
+    // an ACPI header alone, signature, length and checksum all correct.
+    for (std::size_t size : {36u, 39u}) {
+        std::string b(size, '\0');
+        std::memcpy(&b[0], "NFIT", 4);
+        put32(b, 4, static_cast<std::uint32_t>(size));
+        fixChecksum(b);
+        NfitInfo n = parseNfit(b);
+        INFO(size);
+        CHECK(n.checksumOk);
+        CHECK_FALSE(n.valid());
+        REQUIRE(n.problems.size() == 1);
+        CHECK(n.problems[0].find("shorter than an NFIT header") != std::string::npos);
+    }
+    // 40 bytes (header and reserved, no sub-table) is a valid, empty table.
+    std::string b(40, '\0');
+    std::memcpy(&b[0], "NFIT", 4);
+    put32(b, 4, 40);
+    fixChecksum(b);
+    CHECK(parseNfit(b).valid());
+}
