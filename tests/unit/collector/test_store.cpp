@@ -288,3 +288,22 @@ TEST_CASE("a store from before the counters gets them, counted once", "[collecto
     CHECK(s->counters("old")->rows == 3);
     CHECK(s->latest().value().front().reportCount == 3);
 }
+
+TEST_CASE("the trim deletes no more than it must", "[collector][store][trim]")
+{
+    TempDir dir;
+    // Equal rows (the seq has the same number of digits): 3 fit in 3.5 rows' bytes.
+    auto row = [](std::uint64_t seq) {
+        auto r = report(seq);
+        r.report["pad"] = std::string(1000, 'p');
+        return r;
+    };
+    std::string probe = row(10).report.dump() + row(10).metrics.dump();
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{100, probe.size() * 7 / 2});
+    REQUIRE(s);
+    for (std::uint64_t seq = 10; seq < 20; ++seq) {
+        REQUIRE(s->addReport("vm1", row(seq), 1));
+        CHECK(s->reportCount("vm1").value() == std::min<std::uint64_t>(seq - 9, 3));
+        requireCountersTrue(*s, "vm1");
+    }
+}
