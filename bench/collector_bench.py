@@ -49,7 +49,7 @@ def proc_hwm_kib(pid):
     return 0
 
 
-def ingest_once(build, guests, per_guest, window):
+def ingest_once(build, guests, per_guest, window, max_rows):
     work = tempfile.mkdtemp(prefix="dxbench-")
     try:
         watch, state = os.path.join(work, "channels"), os.path.join(work, "state")
@@ -64,7 +64,7 @@ def ingest_once(build, guests, per_guest, window):
             [os.path.join(build, "collector", "daxprobe-collector"), "run", "--watch-dir", watch,
              "--state-dir", state, "--metrics-listen", "", "--max-guests", str(guests + 10),
              "--guest-rate", "1000000000", "--guest-byte-rate", "1000000000000",
-             "--max-rows", "100000", "--log-level", "warn"],
+             "--max-rows", str(max_rows), "--log-level", "warn"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             out, err = load.communicate(timeout=600)
@@ -96,15 +96,17 @@ def floor_once(build, rows, batch, vms):
 
 
 def ingest(args):
-    print(f"report: {REPORT}; {args.total} reports per run; window {args.window} unacked per guest")
+    print(f"report: {REPORT}; {args.total} reports per run; --max-rows {args.max_rows}; window "
+          f"{args.window or '1000/guests (at most 64)'} unacked per guest")
     print("| guests | collector reports/s | floor rows/s | collector/floor | ack p50 ms | "
           "ack p99 ms | collector CPU µs/report | collector peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|")
     for guests in args.guests:
         per = max(1, args.total // guests)
+        window = args.window or max(1, min(64, 1000 // guests))
         runs = []
         for i in range(args.runs):  # interleaved: both see the same noise
-            c = ingest_once(args.build, guests, per, args.window)
+            c = ingest_once(args.build, guests, per, window, args.max_rows)
             f = floor_once(args.build, per * guests, args.floor_batch, guests)
             c["ratio"] = c["reports_per_s"] / f["rows_per_s"]
             c["floor"] = f["rows_per_s"]
@@ -170,8 +172,11 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--guests", default="1,100,1000")
     ap.add_argument("--total", type=int, default=50000, help="reports per ingest run")
-    ap.add_argument("--window", type=int, default=64)
+    ap.add_argument("--window", type=int, default=0,
+                    help="unacked reports per guest (0: 1000/guests, at most 64)")
     ap.add_argument("--floor-batch", type=int, default=1000)
+    ap.add_argument("--max-rows", type=int, default=1000000,
+                    help="the collector's --max-rows (10000, the default, trims once a VM is full)")
     ap.add_argument("--rows", default="10000,100000,1000000")
     ap.add_argument("--samples", type=int, default=100)
     args = ap.parse_args()
