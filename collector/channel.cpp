@@ -1,12 +1,14 @@
 #include "channel.h"
 
 #include <cerrno>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -83,16 +85,34 @@ void Channel::tryConnect(std::int64_t now)
     messages_.refill(now);
     seen_ = {};
     retryAtMs_ = 0;
-    heldStoredMark_ = 0;
+    heldStoredMark_ = heldErrorsMark_ = 0;
 
     // The peer of a QEMU chardev socket is QEMU itself.
     ucred cred{};
     socklen_t len = sizeof(cred);
     peerPid = ::getsockopt(fd_.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : 0;
 
+    if (env_.epollFd >= 0) {
+        // Edge-triggered: one event per arrival, and flags here say what is left.
+        epoll_event ev{};
+        ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+        ev.data.ptr = this;
+        if (::epoll_ctl(env_.epollFd, EPOLL_CTL_ADD, fd_.get(), &ev) < 0) {
+            spdlog::error("{}: epoll_ctl: {}", config_.name, Error::errnoName(errno));
+            fd_.reset();
+            return retry(errno);
+        }
+    }
+    readable_ = true; // the greeting may already be there
+    hup_ = false;
+
+    // Reports are committed by the collector, every guest's in one transaction.
     IngestHooks hooks;
-    hooks.storeReport = [this](const protocol::ReportEnvelope &r) {
-        return storeReport(env_.store, env_.metrics, config_.name, r, wallSeconds());
+    hooks.storeReports = [this](const std::vector<protocol::ReportEnvelope> &reports) {
+        std::vector<ReportWrite> w;
+        for (const auto &r : reports)
+            w.push_back({&config_.name, &r});
+        return storeReports(env_.store, env_.metrics, w, wallSeconds());
     };
     hooks.identity = [this](const protocol::AgentIdentity &id) {
         noteIdentity(env_.store, config_.name, config_.socketPath, id, wallSeconds());
@@ -105,7 +125,13 @@ void Channel::tryConnect(std::int64_t now)
         ++m.connects;
     });
     spdlog::info("{}: connected to {} (qemu pid {})", config_.name, path, peerPid);
-    nextFactsMs = now;
+    // Staggered: a thousand guests connecting at once do not all read /proc
+    // in the same wake (a fixed phase per VM name, within the spread).
+    std::int64_t spread = std::min<std::int64_t>(o.hostFactsIntervalMs, o.hostFactsSpreadMs);
+    nextFactsMs =
+        now + (spread > 0 ? static_cast<std::int64_t>(std::hash<std::string>{}(config_.name) %
+                                                      static_cast<std::uint64_t>(spread))
+                          : 0);
     flush(now);
 }
 
@@ -114,9 +140,10 @@ void Channel::disconnect(const std::string &reason, bool penalty, std::int64_t n
     if (!fd_)
         return;
     spdlog::info("{}: disconnected ({})", config_.name, reason);
-    fd_.reset();
+    fd_.reset(); // closing it also takes it out of the epoll set
     ingestor_.reset();
     out_.clear();
+    readable_ = hup_ = handled_ = false;
     nextAttemptMs = now + (penalty ? env_.options.penaltyMs : backoffMs_);
     throttledUntilMs = penalty ? nextAttemptMs : 0;
     retryAtMs_ = 0;
@@ -125,6 +152,29 @@ void Channel::disconnect(const std::string &reason, bool penalty, std::int64_t n
         m.storeHeld = false;
         ++m.disconnects[reason];
     });
+}
+
+void Channel::onEvent(std::uint32_t events, std::int64_t now)
+{
+    if (!fd_)
+        return;
+    if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+        readable_ = true; // data, or the EOF/error a read will report
+    if (events & (EPOLLHUP | EPOLLERR))
+        hup_ = true;
+    if ((events & EPOLLOUT) && !out_.empty())
+        flush(now);
+}
+
+bool Channel::due(std::int64_t now) const
+{
+    if (!fd_)
+        return false;
+    if (ingestor_->violation() || (hup_ && throttledUntilMs > now))
+        return true;
+    if (throttledUntilMs > now)
+        return (retryAtMs_ && now >= retryAtMs_);
+    return readable_ || busy() || (retryAtMs_ && now >= retryAtMs_);
 }
 
 bool Channel::wantsInput(std::int64_t now) const
@@ -176,10 +226,17 @@ void Channel::onReadable(std::int64_t now, std::size_t room)
     static std::vector<char> buf;
     buf.resize(std::max(buf.size(), want));
     ssize_t n = ::read(fd_.get(), buf.data(), want);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    if (n < 0 && errno == EINTR)
         return;
+    if (n < 0 && errno == EAGAIN) {
+        readable_ = false;
+        return;
+    }
     if (n <= 0)
         return disconnect(n == 0 ? "eof" : "read_error", false, now);
+    // A short read drained the socket; anything arriving later is a new edge.
+    if (static_cast<std::size_t>(n) < want)
+        readable_ = false;
     bytes_.tokens -= double(n);
     ingestor_->receive(std::string_view(buf.data(), static_cast<std::size_t>(n)));
     env_.metrics.update(config_.name,
@@ -187,41 +244,70 @@ void Channel::onReadable(std::int64_t now, std::size_t room)
     // Handled in step(), the channel's one turn of this wake.
 }
 
-void Channel::step(std::int64_t now)
+bool Channel::handle(std::int64_t now)
+{
+    handled_ = false;
+    if (!fd_)
+        return false;
+    // A peer that hung up while paused is not waited for (it resends).
+    if (hup_ && throttledUntilMs > now && !readable_) {
+        disconnect("hangup", false, now);
+        return false;
+    }
+    // A violation found while receiving (an over-long line) is acted on in complete().
+    if (!((busy() && throttledUntilMs <= now) || ingestor_->violation()))
+        return false;
+    messages_.refill(now);
+    // Each message is a unit of work: a bounded number per wake keeps every
+    // guest's turn short.
+    std::size_t limit = std::min<std::size_t>(
+        env_.options.maxMessagesPerWake, static_cast<std::size_t>(std::max(1.0, messages_.tokens)));
+    std::uint64_t answersBefore = ingestor_->stats().ackReplies;
+    std::size_t handled = ingestor_->process(limit);
+    // The agent's answers to our acks are owed, not chosen: free of its rate.
+    std::uint64_t free = ingestor_->stats().ackReplies - answersBefore;
+    messages_.tokens -= double(handled - std::min<std::uint64_t>(handled, free));
+    handled_ = true;
+    return !ingestor_->pending().empty();
+}
+
+const std::vector<protocol::ReportEnvelope> &Channel::pending() const
+{
+    static const std::vector<protocol::ReportEnvelope> none;
+    return ingestor_ ? ingestor_->pending() : none;
+}
+
+void Channel::complete(std::int64_t now, const Result<std::vector<bool>> *outcome)
 {
     if (!fd_)
         return;
-    // A violation found while receiving (an over-long line) is acted on now.
-    if ((busy() && throttledUntilMs <= now) || ingestor_->violation())
-        handle(now);
-    if (fd_)
-        checkHeld(now);
+    if (outcome)
+        ingestor_->settle(*outcome);
+    if (handled_) {
+        handled_ = false;
+        out_ += ingestor_->takeOutput();
+        account();
+        if (const auto &v = ingestor_->violation()) {
+            spdlog::warn("{}: {}", config_.name, *v);
+            return disconnect("violation", true, now);
+        }
+        if (out_.size() > env_.options.maxOwedBytes)
+            return disconnect("peer_not_reading", true, now);
+        if (bytes_.tokens < 1 || messages_.tokens < 1) {
+            throttledUntilMs = now + std::max(bytes_.waitFor(1), messages_.waitFor(1));
+            env_.metrics.update(config_.name, [](VmMetrics &m) { ++m.throttled; });
+        }
+    }
+    checkHeld(now);
     flush(now);
 }
 
-void Channel::handle(std::int64_t now)
+void Channel::step(std::int64_t now)
 {
-    messages_.refill(now);
-    // Each message is a unit of work (a report is a transaction): a bounded
-    // number per wake keeps every guest's turn short.
-    std::size_t limit = std::min<std::size_t>(
-        env_.options.maxMessagesPerWake, static_cast<std::size_t>(std::max(1.0, messages_.tokens)));
-    std::size_t handled = ingestor_->process(limit);
-    messages_.tokens -= double(handled);
-    out_ += ingestor_->takeOutput();
-    account();
-    if (const auto &v = ingestor_->violation()) {
-        spdlog::warn("{}: {}", config_.name, *v);
-        return disconnect("violation", true, now);
-    }
-    if (out_.size() > env_.options.maxOwedBytes)
-        return disconnect("peer_not_reading", true, now);
-    checkHeld(now);
-    if (bytes_.tokens < 1 || messages_.tokens < 1) {
-        throttledUntilMs = now + std::max(bytes_.waitFor(1), messages_.waitFor(1));
-        env_.metrics.update(config_.name, [](VmMetrics &m) { ++m.throttled; });
-    }
-    flush(now);
+    if (!handle(now))
+        return complete(now, nullptr);
+    ingestor_->commitPending(); // settles: complete() gets no second outcome
+    complete(now, nullptr);
 }
 
 void Channel::account()
@@ -254,17 +340,22 @@ void Channel::checkHeld(std::int64_t now)
         }
         return;
     }
-    if (!retryAtMs_) {
+    std::uint64_t errors = ingestor_->stats().storeErrors;
+    if (!retryAtMs_ || errors != heldErrorsMark_) { // a new failure (maybe of a resend)
         retryMs_ = retryMs_ ? std::min(retryMs_ * 2, o.storeRetryMaxMs) : o.storeRetryInitialMs;
         retryAtMs_ = now + retryMs_;
+        heldErrorsMark_ = errors;
         heldStoredMark_ = ingestor_->stats().stored + ingestor_->stats().duplicates;
         spdlog::error("{}: acks withheld after a store error; asking the agent to resend in {} ms",
                       config_.name, retryMs_);
     } else if (now >= retryAtMs_) {
         ingestor_->resync(++env_.syncCounter);
         out_ += ingestor_->takeOutput();
-        retryMs_ = std::min(retryMs_ * 2, o.storeRetryMaxMs);
-        retryAtMs_ = now + retryMs_; // again, if the sync return never comes
+        // One sync at a time: its return may queue behind a megabyte of the
+        // agent's earlier resend, and a newer sync would make it stale
+        // (round after round, if reading takes longer than the retry wait).
+        // Only if no return comes at all, sync again.
+        retryAtMs_ = now + std::max(o.storeRetryMaxMs, o.syncAnswerTimeoutMs);
     }
 }
 

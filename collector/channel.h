@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ingest.h"
 #include "metrics.h"
@@ -22,38 +23,54 @@ struct TokenBucket {
     std::int64_t waitFor(double amount) const;
 };
 
-// What every channel shares: the store, the metrics, the options, and the
-// sync id counter (ids are unique per collector, so a stale return never
-// matches).
+// What every channel shares: the store, the metrics, the options, the
+// epoll set its socket joins, and the sync id counter (ids are unique per
+// collector, so a stale return never matches).
 struct ChannelEnv {
     Store &store;
     MetricsRegistry &metrics;
     const CollectorOptions &options;
     std::int64_t &syncCounter;
+    int epollFd = -1; // -1: no epoll (the channel is driven by hand)
 };
 
 // One guest: connect to its socket, read within its allowance, hand the
 // bytes to an Ingestor, flush what the Ingestor owes, and retry a store
-// that failed. No poll loop of its own: the Collector calls it.
+// that failed. No loop of its own: the Collector drives it, one wake at a
+// time, in two phases around the wake's one transaction: handle() turns
+// lines into pending reports, complete() acks them once committed.
 class Channel
 {
   public:
     Channel(ChannelConfig config, ChannelEnv env);
-    // The ingestor's hooks point back here: a channel never moves.
+    // The ingestor's hooks and epoll point back here: a channel never moves.
     Channel(const Channel &) = delete;
     Channel &operator=(const Channel &) = delete;
 
     void tryConnect(std::int64_t now);
     void disconnect(const std::string &reason, bool penalty, std::int64_t now);
+    // An epoll event for this channel's socket (edge-triggered).
+    void onEvent(std::uint32_t events, std::int64_t now);
     // Reads at most `room` bytes (the collector's memory budget for this
-    // guest) and queues the lines; handling waits for step().
+    // guest) and queues the lines; handling waits for handle().
     void onReadable(std::int64_t now, std::size_t room);
-    // The channel's turn, once per wake: handles at most
-    // options.maxMessagesPerWake queued messages, resyncs a held store when
-    // its retry is due, flushes.
+    // Phase one of the channel's turn: handles at most
+    // options.maxMessagesPerWake queued messages. True if reports wait for
+    // the commit (pending()).
+    bool handle(std::int64_t now);
+    const std::vector<protocol::ReportEnvelope> &pending() const;
+    // Phase two: the commit's outcome for pending() (null: none were
+    // pending), then acks, violations, the held store's resync, flush.
+    void complete(std::int64_t now, const Result<std::vector<bool>> *outcome);
+    // Both phases with a commit of this channel's reports alone.
     void step(std::int64_t now);
     void flush(std::int64_t now);
 
+    // Input is waiting in the socket (edge-triggered: until a short read).
+    bool readable() const { return readable_; }
+    // Anything to do this wake without a new event: input it may read now,
+    // queued lines, or a timer due.
+    bool due(std::int64_t now) const;
     bool connected() const { return fd_.isValid(); }
     int fd() const { return fd_.get(); }
     // Poll for input: connected, not throttled, nothing queued to handle.
@@ -76,7 +93,6 @@ class Channel
     int peerPid = 0;
 
   private:
-    void handle(std::int64_t now);
     void account();
     void checkHeld(std::int64_t now);
 
@@ -85,6 +101,7 @@ class Channel
     UniqueFD fd_;
     std::unique_ptr<Ingestor> ingestor_;
     std::string out_; // bytes owed to the agent (acks, commands)
+    bool readable_ = false, hup_ = false, handled_ = false;
     int backoffMs_ = 0;
     TokenBucket bytes_, messages_;
     IngestStats seen_; // ingestor stats already added to the metrics
@@ -92,6 +109,7 @@ class Channel
     std::int64_t retryAtMs_ = 0;
     int retryMs_ = 0;
     std::uint64_t heldStoredMark_ = 0; // stores done (this connection) when it was held
+    std::uint64_t heldErrorsMark_ = 0; // store errors (this connection) when it was held
 };
 
 std::int64_t nowMs();

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -11,25 +11,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
-#include "discovery.h"
 #include "host_facts.h"
+#include "report_policy.h"
 
 namespace daxprobe::collector
 {
 
 namespace
 {
-
-bool isSocket(const std::string &path)
-{
-    struct stat st {
-    };
-    return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
-}
 
 std::string parentDir(const std::string &path)
 {
@@ -82,19 +76,6 @@ Result<std::unique_ptr<Collector>> Collector::create(CollectorOptions options)
     return c;
 }
 
-void Collector::watch(const std::string &dir, std::uint32_t extra)
-{
-    for (const auto &w : watches_)
-        if (w.second == dir)
-            return;
-    int wd = ::inotify_add_watch(inotifyFd_.get(), dir.c_str(),
-                                 IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | extra);
-    if (wd >= 0)
-        watches_[wd] = dir;
-    else
-        spdlog::debug("inotify {}: {}", dir, Error::errnoName(errno));
-}
-
 Result<void> Collector::setup()
 {
     if (options_.handleSignals) {
@@ -113,6 +94,20 @@ Result<void> Collector::setup()
     inotifyFd_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (!inotifyFd_)
         return failf(errno, "inotify_init1");
+    epollFd_.reset(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epollFd_)
+        return failf(errno, "epoll_create1");
+    // Channels carry their own pointer in the event; these two carry null
+    // and are told apart by the fd.
+    for (int fd : {signalFd_.get(), inotifyFd_.get()}) {
+        if (fd < 0)
+            continue;
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = static_cast<std::uint64_t>(fd) << 1 | 1; // odd: never a Channel*
+        if (::epoll_ctl(epollFd_.get(), EPOLL_CTL_ADD, fd, &ev) < 0)
+            return failf(errno, "epoll_ctl");
+    }
 
     for (const auto &s : options_.sockets) {
         addChannel(s);
@@ -136,92 +131,6 @@ Result<void> Collector::setup()
         }
     }
     return {};
-}
-
-void Collector::addChannel(const ChannelConfig &config)
-{
-    if (channels_.count(config.name))
-        return;
-    if (channels_.size() >= options_.maxChannels) {
-        spdlog::warn("channel limit {} reached: ignoring {}", options_.maxChannels,
-                     config.socketPath);
-        return;
-    }
-    channels_.try_emplace(config.name, config,
-                          ChannelEnv{store_, *metrics_, options_, syncCounter_});
-    metrics_->update(config.name, [](VmMetrics &) {});
-}
-
-void Collector::scanWatchDirs(std::int64_t now)
-{
-    if (options_.watchDirs.empty())
-        return;
-    // A socket we are connected to is live: no probe connection to it (QEMU
-    // would queue the probe and replay it to the guest as a host blip).
-    auto live = [this](const std::string &path) {
-        for (const auto &[name, c] : channels_)
-            if (c.connected() && c.config().socketPath == path)
-                return true;
-        return socketAcceptsConnections(path);
-    };
-    Discovery found = discoverSockets(options_.watchDirs, options_.watchName, live);
-    for (const auto &dir : found.subdirs)
-        watch(dir, 0); // libvirt: <dir>/domain-N-NAME/<channel name>
-    for (auto &[name, cfg] : found.channels) {
-        auto why = found.why.find(name);
-        auto it = channels_.find(name);
-        if (it == channels_.end()) {
-            spdlog::info("discovered {} at {}{}", name, cfg.socketPath,
-                         why == found.why.end() ? "" : " (" + why->second + ")");
-            addChannel(cfg);
-            continue;
-        }
-        Channel &c = it->second;
-        if (c.config().discovered && c.config().socketPath != cfg.socketPath && !c.connected()) {
-            spdlog::info("{}: now at {}{}", name, cfg.socketPath,
-                         why == found.why.end() ? " (same VM, new domain id)"
-                                                : " (" + why->second + ")");
-            c.config().socketPath = cfg.socketPath;
-            c.nextAttemptMs = now;
-        } else if (!c.connected() && c.throttledUntilMs <= now) {
-            c.nextAttemptMs = now;
-        }
-    }
-    // A discovered VM whose socket went away is gone; configured ones stay.
-    for (auto it = channels_.begin(); it != channels_.end();) {
-        if (it->second.config().discovered && !it->second.connected() &&
-            !found.channels.count(it->first)) {
-            metrics_->remove(it->first);
-            it = channels_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
-void Collector::handleInotify(std::int64_t now)
-{
-    alignas(inotify_event) char buf[16384];
-    bool any = false;
-    for (;;) {
-        ssize_t n = ::read(inotifyFd_.get(), buf, sizeof(buf));
-        if (n <= 0)
-            break;
-        any = true;
-        for (char *p = buf; p < buf + n;) {
-            auto *ev = reinterpret_cast<inotify_event *>(p);
-            if (ev->mask & IN_IGNORED)
-                watches_.erase(ev->wd);
-            p += sizeof(inotify_event) + ev->len;
-        }
-    }
-    if (!any)
-        return;
-    for (auto &[name, c] : channels_)
-        if (!c.config().discovered && !c.connected() && c.throttledUntilMs <= now &&
-            isSocket(c.config().socketPath))
-            c.nextAttemptMs = now;
-    scanWatchDirs(now);
 }
 
 bool Collector::connected(const std::string &vm) const
@@ -277,6 +186,35 @@ void Collector::refreshFacts(Channel &c, std::int64_t now)
     metrics_->update(c.config().name, [&](VmMetrics &m) { m.qemu = std::move(facts); });
 }
 
+std::int64_t Collector::waitMs(std::int64_t now, int maxWaitMs) const
+{
+    std::int64_t deadline = now + 3600 * 1000;
+    for (const auto &[name, c] : channels_) {
+        if (c.due(now))
+            return 0; // input or lines left from the last turn: no sleeping
+        deadline = std::min(deadline, c.nextDeadline(now));
+    }
+    std::int64_t wait = std::max<std::int64_t>(0, deadline - now);
+    return maxWaitMs >= 0 ? std::min<std::int64_t>(wait, maxWaitMs) : wait;
+}
+
+void Collector::readAndHandle(std::vector<Channel *> &turn, std::int64_t now)
+{
+    std::size_t buffered = bufferedBytes();
+    for (Channel *c : turn) {
+        if (!c->connected() || !c->readable() || !c->wantsInput(now))
+            continue;
+        if (buffered >= options_.maxBufferedBytes)
+            buffered = relieveMemory(now);
+        if (!c->connected())
+            continue; // it held the most: hung up on
+        std::size_t before = c->bufferedBytes();
+        c->onReadable(now,
+                      options_.maxBufferedBytes - std::min(buffered, options_.maxBufferedBytes));
+        buffered = buffered - before + c->bufferedBytes();
+    }
+}
+
 Result<void> Collector::runOnce(int maxWaitMs)
 {
     std::int64_t now = nowMs();
@@ -284,41 +222,20 @@ Result<void> Collector::runOnce(int maxWaitMs)
         if (!c.connected() && now >= c.nextAttemptMs)
             c.tryConnect(now);
 
-    std::vector<pollfd> fds;
-    std::vector<Channel *> owners;
-    auto add = [&](int fd, short ev, Channel *ch) {
-        fds.push_back({fd, ev, 0});
-        owners.push_back(ch);
-    };
-    if (signalFd_)
-        add(signalFd_.get(), POLLIN, nullptr);
-    add(inotifyFd_.get(), POLLIN, nullptr);
-    std::int64_t deadline = now + 3600 * 1000;
-    for (auto &[name, c] : channels_) {
-        deadline = std::min(deadline, c.nextDeadline(now));
-        if (!c.connected())
-            continue;
-        if (c.busy() && c.throttledUntilMs <= now)
-            deadline = now; // lines left from the last turn: no sleeping
-        short ev =
-            static_cast<short>((c.wantsInput(now) ? POLLIN : 0) | (c.wantsOutput() ? POLLOUT : 0));
-        add(c.fd(), ev, &c);
-    }
-    std::int64_t wait = std::max<std::int64_t>(0, deadline - now);
-    if (maxWaitMs >= 0)
-        wait = std::min<std::int64_t>(wait, maxWaitMs);
-
-    if (::poll(fds.data(), fds.size(), static_cast<int>(wait)) < 0) {
-        if (errno == EINTR)
-            return {};
-        return failf(errno, "poll");
-    }
+    std::array<epoll_event, 256> events;
+    int n = ::epoll_wait(epollFd_.get(), events.data(), static_cast<int>(events.size()),
+                         static_cast<int>(waitMs(now, maxWaitMs)));
+    if (n < 0 && errno != EINTR)
+        return failf(errno, "epoll_wait");
     now = nowMs();
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-        if (owners[i] || !fds[i].revents)
-            continue;
-        if (fds[i].fd == inotifyFd_.get()) {
-            handleInotify(now);
+    bool inotify = false;
+    for (int i = 0; i < n; ++i) {
+        std::uint64_t tag = events[static_cast<std::size_t>(i)].data.u64;
+        if (!(tag & 1)) {
+            static_cast<Channel *>(events[static_cast<std::size_t>(i)].data.ptr)
+                ->onEvent(events[static_cast<std::size_t>(i)].events, now);
+        } else if (static_cast<int>(tag >> 1) == inotifyFd_.get()) {
+            inotify = true;
         } else {
             signalfd_siginfo si{};
             while (::read(signalFd_.get(), &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si)))
@@ -328,30 +245,49 @@ Result<void> Collector::runOnce(int maxWaitMs)
     if (stopping_)
         return {}; // promptly: no further turns once asked to stop
 
-    std::size_t buffered = bufferedBytes();
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-        Channel *c = owners[i];
-        if (!c || !c->connected() || c->fd() != fds[i].fd)
-            continue; // the channel may have been hung up on (memory) this wake
-        short r = fds[i].revents;
-        if (r & POLLIN) { // data first: a hangup may follow the last report
-            if (buffered >= options_.maxBufferedBytes)
-                buffered = relieveMemory(now);
-            std::size_t before = c->bufferedBytes();
-            if (c->connected())
-                c->onReadable(now, options_.maxBufferedBytes -
-                                       std::min(buffered, options_.maxBufferedBytes));
-            buffered = buffered - before + c->bufferedBytes();
-        } else if ((r & (POLLHUP | POLLERR)) && (!c->busy() || c->throttledUntilMs > now)) {
-            // Its queued lines are handled first, unless it is paused anyway.
-            c->disconnect("hangup", false, now);
+    // This wake's turn: every channel with something to do. A scan, not a
+    // queue: the checks are a few compares each, and the kernel side (epoll)
+    // no longer walks every socket.
+    std::vector<Channel *> turn;
+    for (auto &[name, c] : channels_)
+        if (c.due(now) || (c.connected() && c.nextFactsMs && now >= c.nextFactsMs))
+            turn.push_back(&c);
+    readAndHandle(turn, now);
+
+    // Every report of the wake, of every guest, in one transaction; acks after.
+    std::vector<Channel *> withReports, without;
+    std::vector<ReportWrite> batch;
+    for (Channel *c : turn) {
+        if (!c->handle(now)) {
+            without.push_back(c);
+            continue;
+        }
+        withReports.push_back(c);
+        for (const auto &r : c->pending())
+            batch.push_back({&c->config().name, &r});
+    }
+    if (!batch.empty()) {
+        auto outcome = storeReports(store_, *metrics_, batch, wallSeconds());
+        std::size_t at = 0;
+        for (Channel *c : withReports) {
+            std::size_t k = c->pending().size();
+            Result<std::vector<bool>> mine =
+                outcome ? Result<std::vector<bool>>(std::vector<bool>(
+                              outcome->begin() + static_cast<std::ptrdiff_t>(at),
+                              outcome->begin() + static_cast<std::ptrdiff_t>(at + k)))
+                        : tl::unexpected(outcome.error());
+            at += k;
+            c->complete(now, &mine);
         }
     }
-    for (auto &[name, c] : channels_) {
-        c.step(now);
-        if (c.connected() && c.nextFactsMs && now >= c.nextFactsMs)
-            refreshFacts(c, now);
+    for (Channel *c : without)
+        c->complete(now, nullptr);
+    for (Channel *c : turn) {
+        if (c->connected() && c->nextFactsMs && now >= c->nextFactsMs)
+            refreshFacts(*c, now);
     }
+    if (inotify)
+        handleInotify(now); // last: it may drop channels that are gone
     return {};
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "channel.h"
 #include "metrics.h"
@@ -15,17 +16,19 @@
 namespace daxprobe::collector
 {
 
-// The host side: one poll() loop over every guest channel, the inotify
-// watches and a signalfd. Single-threaded except for the /metrics server,
-// which only reads the metrics registry.
+// The host side: one epoll loop over every guest channel, the inotify
+// watches and a signalfd. Each wake commits every report that is ready, of
+// every guest, in one transaction, then acks them. Single-threaded except
+// for the /metrics server, which only reads the metrics registry.
 class Collector
 {
   public:
     static Result<std::unique_ptr<Collector>> create(CollectorOptions options);
     ~Collector();
 
-    // One wake: connect what is due, poll, then give every channel one
-    // bounded turn (at most maxMessagesPerWake messages each).
+    // One wake: connect what is due, wait for events, then give every
+    // channel with work one bounded turn (at most maxMessagesPerWake
+    // messages each), commit the wake's reports, ack them.
     Result<void> runOnce(int maxWaitMs = -1);
     int run();
     void stop() { stopping_ = true; }
@@ -49,12 +52,14 @@ class Collector
     void watch(const std::string &dir, std::uint32_t extra);
     void scanWatchDirs(std::int64_t now);
     std::size_t relieveMemory(std::int64_t now);
+    void readAndHandle(std::vector<Channel *> &turn, std::int64_t now);
+    std::int64_t waitMs(std::int64_t now, int maxWaitMs) const;
 
     CollectorOptions options_;
     Store store_;
     std::unique_ptr<MetricsRegistry> metrics_;
     std::map<std::string, Channel> channels_;
-    UniqueFD signalFd_, inotifyFd_;
+    UniqueFD signalFd_, inotifyFd_, epollFd_;
     std::map<int, std::string> watches_; // inotify wd -> directory
     bool stopping_ = false;
     std::int64_t syncCounter_ = 0;

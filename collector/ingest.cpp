@@ -1,5 +1,7 @@
 #include "ingest.h"
 
+#include <algorithm>
+
 namespace daxprobe::collector
 {
 
@@ -87,6 +89,10 @@ void Ingestor::handleLine(const std::string &line)
         break;
     case Message::Kind::Error:
         ++stats_.errorsFromAgent;
+        if (m->id == "ack" && acksUnanswered_ > 0) {
+            --acksUnanswered_;
+            ++stats_.ackReplies;
+        }
         break;
     case Message::Kind::Command:
         // The host answers nothing: a guest must not drive the host.
@@ -132,18 +138,61 @@ void Ingestor::handleReport(const Message &m)
         ++stats_.deferred;
         return;
     }
-    auto stored = hooks_.storeReport ? hooks_.storeReport(*r) : Result<bool>(true);
-    if (!stored) {
+    pending_.push_back(std::move(*r));
+}
+
+void Ingestor::commitPending()
+{
+    if (pending_.empty())
+        return;
+    settle(hooks_.storeReports
+               ? hooks_.storeReports(pending_)
+               : Result<std::vector<bool>>(std::vector<bool>(pending_.size(), true)));
+}
+
+void Ingestor::settle(const Result<std::vector<bool>> &outcome)
+{
+    if (pending_.empty())
+        return;
+    if (!outcome || outcome->size() != pending_.size()) {
+        // None of them is stored: the first failed, the rest were not even
+        // tried on their own. Nothing is acked until resync() brings them back.
         ++stats_.storeErrors;
+        stats_.deferred += pending_.size() - 1;
         held_ = true;
+        pending_.clear();
         return;
     }
-    ++(*stored ? stats_.stored : stats_.duplicates);
-    send(protocol::makeCommand("ack", protocol::makeAckArguments({r->stream, r->seq}), "ack"));
+    // Committed: acks are cumulative, so one per stream, for its highest
+    // seq, tells the agent everything the per-report acks would.
+    std::vector<std::pair<std::string_view, std::uint64_t>> top;
+    for (std::size_t i = 0; i < pending_.size(); ++i) {
+        const auto &r = pending_[i];
+        ++((*outcome)[i] ? stats_.stored : stats_.duplicates);
+        auto it =
+            std::find_if(top.begin(), top.end(), [&](auto &t) { return t.first == r.stream; });
+        if (it == top.end())
+            top.emplace_back(r.stream, r.seq);
+        else
+            it->second = std::max(it->second, r.seq);
+    }
+    for (const auto &[stream, seq] : top) {
+        send(protocol::makeCommand("ack", protocol::makeAckArguments({std::string(stream), seq}),
+                                   "ack"));
+        ++acksUnanswered_;
+    }
+    pending_.clear();
 }
 
 void Ingestor::handleReturn(const Message &m)
 {
+    if (m.id == "ack" && acksUnanswered_ > 0) {
+        // Our own acks' answers: the agent owes them, so they do not count
+        // against its message rate (a report costs one message, not two).
+        --acksUnanswered_;
+        ++stats_.ackReplies;
+        return;
+    }
     if (m.id == "sync") {
         // Only the latest sync counts: everything after its return is the
         // agent's unacknowledged backlog, oldest first, then new reports.

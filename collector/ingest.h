@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "line_decoder.h"
 #include "message.h"
@@ -22,16 +23,21 @@ struct IngestLimits {
 };
 
 struct IngestHooks {
-    // Commit a report; true if new, false if already stored. Only after this
-    // returns successfully is the report acknowledged.
-    std::function<Result<bool>(const protocol::ReportEnvelope &)> storeReport;
+    // Commits reports in one transaction, all or nothing; per report true if
+    // new, false if already stored. Only after it returns successfully are
+    // they acknowledged. feed() and commitPending() use it; the collector
+    // instead commits every guest's pending reports together and calls
+    // settle() on each.
+    std::function<Result<std::vector<bool>>(const std::vector<protocol::ReportEnvelope> &)>
+        storeReports;
     std::function<void(const protocol::AgentIdentity &)> identity;
 };
 
 struct IngestStats {
     std::uint64_t messages = 0, reports = 0, stored = 0, duplicates = 0, invalid = 0,
                   storeErrors = 0, errorsFromAgent = 0,
-                  deferred = 0; // reports passed over (not stored, not acked) while held
+                  deferred = 0, // reports passed over (not stored, not acked) while held
+        ackReplies = 0;         // the agent's answers to our acks (not rate-limited)
 };
 
 // The host's side of one connection with no I/O: untrusted bytes in, acks
@@ -49,13 +55,23 @@ class Ingestor
     // over the size limit is a violation at once (it is never buffered).
     void receive(std::string_view data);
     // Handles at most maxMessages queued lines: the channel bounds the work
-    // of one wake with it, so one guest cannot stall the others.
+    // of one wake with it, so one guest cannot stall the others. Reports
+    // are validated and wait in pending() for a commit; nothing is acked yet.
     std::size_t process(std::size_t maxMessages);
-    // receive() and process() everything (tests, the fuzzer).
+    // Reports handled but not committed yet, oldest first.
+    const std::vector<protocol::ReportEnvelope> &pending() const { return pending_; }
+    // The outcome of committing pending(): on success one ack per stream
+    // (cumulative, the highest seq) is owed; on failure the connection is
+    // held (below) and the reports count as one store error and deferred.
+    void settle(const Result<std::vector<bool>> &outcome);
+    // Commits pending() with hooks.storeReports, then settle().
+    void commitPending();
+    // receive(), process() and commit everything (tests, the fuzzer).
     void feed(std::string_view data)
     {
         receive(data);
         process(SIZE_MAX);
+        commitPending();
     }
     // Lines received but not handled yet.
     std::size_t backlog() const { return lines_.size(); }
@@ -95,6 +111,8 @@ class Ingestor
     std::optional<protocol::AgentIdentity> identity_;
     IngestStats stats_;
     std::deque<std::string> lines_;
+    std::vector<protocol::ReportEnvelope> pending_;
+    std::uint64_t acksUnanswered_ = 0; // answers to these are free of the rate limit
     std::size_t backlogBytes_ = 0;
     std::int64_t syncId_ = -1;
     bool synced_ = false;

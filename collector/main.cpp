@@ -1,16 +1,42 @@
+// daxprobe-collector: `query` runs here, in a small program that links
+// SQLite and the renderers only (no HTTP, no TLS, no logger: its start is
+// most of its cost). `run` execs the daemon, daxprobe-collector-run, with
+// the same arguments and pid.
+#include <unistd.h>
+
+#include <climits>
+#include <string>
+
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
-#include "collector.h"
 #include "query.h"
+#include "store.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;
 
+#ifndef DAXPROBE_LIBEXECDIR
+#define DAXPROBE_LIBEXECDIR "/usr/libexec/daxprobe"
+#endif
+
 namespace
 {
+
+// Next to this program (the build tree), else where it is installed.
+std::string daemonPath()
+{
+    char self[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        std::string dir(self, static_cast<std::size_t>(n));
+        dir.erase(dir.rfind('/') + 1);
+        std::string sibling = dir + "daxprobe-collector-run";
+        if (::access(sibling.c_str(), X_OK) == 0)
+            return sibling;
+    }
+    return DAXPROBE_LIBEXECDIR "/daxprobe-collector-run";
+}
 
 int runQuery(const std::string &stateDir, const std::string &vm, std::size_t limit, bool json)
 {
@@ -32,7 +58,7 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
                               : latestTable(*vms));
         return 0;
     }
-    auto hist = store->history(vm, limit);
+    auto hist = store->history(vm, limit, false); // JSON text as stored: no parse
     if (!hist) {
         fmt::print(stderr, "daxprobe-collector: {}\n", hist.error().describe());
         return 2;
@@ -41,10 +67,7 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
         fmt::print(stderr, "daxprobe-collector: no reports for VM '{}'\n", printable(vm));
         return 1;
     }
-    fmt::print("{}", json ? historyJson(vm, *hist).dump(2, ' ', false,
-                                                        nlohmann::json::error_handler_t::replace) +
-                                "\n"
-                          : historyTable(vm, *hist));
+    fmt::print("{}", json ? historyJson(vm, *hist) : historyTable(vm, *hist));
     return 0;
 }
 
@@ -52,28 +75,18 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && std::string(argv[1]) == "run") {
+        std::string daemon = daemonPath();
+        ::execv(daemon.c_str(), argv);
+        fmt::print(stderr, "daxprobe-collector: cannot run {}: {}\n", daemon,
+                   Error::errnoName(errno));
+        return 2;
+    }
     CLI::App app{"daxprobe-collector: gathers daxprobe guest reports on the host"};
     app.require_subcommand(1);
-
-    CollectorOptions o;
-    std::vector<std::string> sockets;
-    std::string config;
-    auto *run =
-        app.add_subcommand("run", "Connect to guest channels, store reports, serve /metrics");
-    run->add_option("--socket", sockets, "A QEMU chardev socket: [NAME=]PATH (repeatable)");
-    run->add_option("--config", config, "Config file (see collector/README in PROTOCOL.md)");
-    run->add_option("--watch-dir", o.watchDirs,
-                    "Directory of channel sockets to watch (repeatable)");
-    run->add_option("--watch-name", o.watchName,
-                    "Socket file name to pick up in watched dirs ('*': any)")
-        ->capture_default_str();
-    run->add_option("--state-dir", o.stateDir,
-                    "Where collector.db lives (default $STATE_DIRECTORY or /var/lib/daxprobe)");
-    run->add_option("--metrics-listen", o.metricsListen, "HOST:PORT for /metrics ('' disables)")
-        ->capture_default_str();
-    run->add_option("--max-rows", o.maxRowsPerVm, "Reports kept per VM")->capture_default_str();
-    run->add_option("--max-bytes", o.maxBytesPerVm, "Report bytes kept per VM")
-        ->capture_default_str();
+    // Listed for --help; `daxprobe-collector run --help` shows its options.
+    app.add_subcommand("run", "Connect to guest channels, store reports, serve /metrics")
+        ->allow_extras();
 
     std::string qStateDir, qVm;
     std::size_t qLimit = 20;
@@ -90,41 +103,5 @@ int main(int argc, char **argv)
         int rc = app.exit(e);
         return rc == 0 ? 0 : 2;
     }
-
-    if (query->parsed())
-        return runQuery(qStateDir.empty() ? defaultStateDir() : qStateDir, qVm, qLimit, qJson);
-
-    spdlog::set_default_logger(spdlog::stderr_color_mt("daxprobe-collector"));
-    if (!config.empty()) {
-        // Command-line flags win over the file: load the file first, then re-apply them.
-        CollectorOptions fromFile;
-        if (auto r = loadConfigFile(config, fromFile); !r) {
-            spdlog::error("{}", r.error().describe());
-            return 2;
-        }
-        if (o.stateDir.empty())
-            o.stateDir = fromFile.stateDir;
-        if (!run->get_option("--metrics-listen")->count())
-            o.metricsListen = fromFile.metricsListen;
-        if (!run->get_option("--watch-name")->count())
-            o.watchName = fromFile.watchName;
-        if (!run->get_option("--max-rows")->count())
-            o.maxRowsPerVm = fromFile.maxRowsPerVm;
-        if (!run->get_option("--max-bytes")->count())
-            o.maxBytesPerVm = fromFile.maxBytesPerVm;
-        o.sockets = fromFile.sockets;
-        o.watchDirs.insert(o.watchDirs.end(), fromFile.watchDirs.begin(), fromFile.watchDirs.end());
-    }
-    for (const auto &s : sockets)
-        o.sockets.push_back(parseSocketArg(s));
-    if (o.sockets.empty() && o.watchDirs.empty()) {
-        spdlog::error("nothing to collect from: give --socket, --watch-dir or --config");
-        return 2;
-    }
-    auto collector = Collector::create(std::move(o));
-    if (!collector) {
-        spdlog::error("{}", collector.error().describe());
-        return 2;
-    }
-    return (*collector)->run();
+    return runQuery(qStateDir.empty() ? defaultStateDir() : qStateDir, qVm, qLimit, qJson);
 }

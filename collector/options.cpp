@@ -9,15 +9,6 @@
 namespace daxprobe::collector
 {
 
-std::string defaultStateDir()
-{
-    if (const char *s = std::getenv("STATE_DIRECTORY"); s && *s) {
-        std::string v(s);
-        return v.substr(0, v.find(':')); // systemd may pass several, colon-separated
-    }
-    return "/var/lib/daxprobe";
-}
-
 ChannelConfig parseSocketArg(const std::string &arg)
 {
     ChannelConfig c;
@@ -31,7 +22,7 @@ ChannelConfig parseSocketArg(const std::string &arg)
     return c;
 }
 
-Result<void> loadConfigFile(const std::string &path, CollectorOptions &o)
+Result<void> loadConfigFile(const std::string &path, CollectorOptions &o, std::string *logLevel)
 {
     auto root = Root::open("/");
     if (!root)
@@ -72,13 +63,28 @@ Result<void> loadConfigFile(const std::string &path, CollectorOptions &o)
             o.watchName = a;
         else if (key == "metrics-listen")
             o.metricsListen = a;
-        else if ((key == "max-rows" || key == "max-bytes") && !a.empty()) {
+        else if ((key == "max-rows" || key == "max-bytes" || key == "max-guests" ||
+                  key == "guest-rate" || key == "guest-byte-rate") &&
+                 !a.empty()) {
             char *end = nullptr;
             unsigned long long v = std::strtoull(a.c_str(), &end, 10);
-            if (*end || v == 0)
+            if (*end || v == 0 || a[0] == '-')
                 return bad();
-            (key == "max-rows" ? o.maxRowsPerVm : o.maxBytesPerVm) = v;
-        } else
+            if (key == "max-rows")
+                o.maxRowsPerVm = v;
+            else if (key == "max-bytes")
+                o.maxBytesPerVm = v;
+            else if (key == "max-guests")
+                o.maxChannels = v;
+            else if (key == "guest-rate")
+                o.messagesPerSecond = static_cast<double>(v);
+            else
+                o.bytesPerSecond = static_cast<double>(v);
+        } else if (key == "log-level" && logLevel &&
+                   (a == "trace" || a == "debug" || a == "info" || a == "warn" || a == "error" ||
+                    a == "off"))
+            *logLevel = a;
+        else
             return bad();
     }
     return {};

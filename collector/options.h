@@ -28,11 +28,12 @@ struct CollectorOptions {
 
     std::size_t maxRowsPerVm = 10000;
     std::size_t maxBytesPerVm = 64 << 20;
-    std::size_t maxChannels = 256;
+    std::size_t maxChannels = 1024; // guests served at once (--max-guests)
     int backoffInitialMs = 500;
     int backoffMaxMs = 30000;
     int penaltyMs = 60000; // wait after hanging up on a misbehaving guest
     int hostFactsIntervalMs = 30000;
+    int hostFactsSpreadMs = 10000;       // first read after connecting: within this, per VM
     std::size_t readChunk = 64 * 1024;   // bytes read per wake per channel
     std::size_t maxMessagesPerWake = 16; // messages handled per wake per channel: fairness
     // Partial and queued lines of every guest together (one guest may pin
@@ -43,6 +44,7 @@ struct CollectorOptions {
     std::size_t maxOwedBytes = 64 * 1024; // acks owed to a guest that does not read them
     int storeRetryInitialMs = 500;        // after a store error: resync wait, doubling
     int storeRetryMaxMs = 30000;
+    int syncAnswerTimeoutMs = 30000; // a resync's return never came: sync again
     int busyTimeoutMs = 50; // a locked database: fail fast, retry later, never stall the loop
     // /metrics: connections served at once (the rest wait in the kernel's
     // backlog, holding none of our fds), time for one request, body size.
@@ -57,14 +59,13 @@ struct CollectorOptions {
     bool handleSignals = true;
 };
 
-// The embedded default: $STATE_DIRECTORY (systemd StateDirectory=), else
-// /var/lib/daxprobe.
-std::string defaultStateDir();
-
 // Config file: one directive per line, '#' comments.
 //   state-dir DIR | socket [NAME] PATH | pidfile NAME PATH | watch-dir DIR
 //   watch-name NAME | metrics-listen HOST:PORT | max-rows N | max-bytes N
-Result<void> loadConfigFile(const std::string &path, CollectorOptions &options);
+//   max-guests N | guest-rate N | guest-byte-rate N | log-level LEVEL
+// (log-level is stored in *logLevel when given, else it is an error).
+Result<void> loadConfigFile(const std::string &path, CollectorOptions &options,
+                            std::string *logLevel = nullptr);
 
 // "NAME=PATH" or "PATH" (name = PATH).
 ChannelConfig parseSocketArg(const std::string &arg);

@@ -106,18 +106,26 @@ std::string latestTable(const std::vector<VmState> &vms)
     return out;
 }
 
-json historyJson(const std::string &vm, const std::vector<StoredReport> &reports)
+std::string historyJson(const std::string &vm, const std::vector<StoredReport> &reports)
 {
-    json out = json::array();
-    for (const auto &r : reports)
-        out.push_back({{"stream", r.stream},
-                       {"seq", r.seq},
-                       {"received", isoTime(r.receivedAt)},
-                       {"reason", r.reason},
-                       {"verdict", r.verdict},
-                       {"report", r.report},
-                       {"metrics", r.metrics}});
-    return {{"schema", "daxprobe.collector.history/1"}, {"vm", vm}, {"reports", out}};
+    // Keys in nlohmann's order (sorted), one report per line.
+    auto str = [](const std::string &v) {
+        return json(v).dump(-1, ' ', false, json::error_handler_t::replace);
+    };
+    auto raw = [](const std::string &text) { return text.empty() ? std::string("null") : text; };
+    std::string out = "{\n  \"reports\": [";
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        const auto &r = reports[i];
+        out += i ? ",\n    " : "\n    ";
+        out += fmt::format("{{\"metrics\": {}, \"reason\": {}, \"received\": {}, \"report\": {}, "
+                           "\"seq\": {}, \"stream\": {}, \"verdict\": {}}}",
+                           raw(r.metricsText), str(r.reason), str(isoTime(r.receivedAt)),
+                           raw(r.reportText), r.seq, str(r.stream), str(r.verdict));
+    }
+    out += reports.empty() ? "],\n" : "\n  ],\n";
+    out +=
+        fmt::format("  \"schema\": \"daxprobe.collector.history/1\",\n  \"vm\": {}\n}}\n", str(vm));
+    return out;
 }
 
 std::string historyTable(const std::string &vm, const std::vector<StoredReport> &reports)

@@ -1,32 +1,45 @@
 #include "report_policy.h"
 
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 namespace daxprobe::collector
 {
 
-Result<bool> storeReport(Store &store, MetricsRegistry &metrics, const std::string &vm,
-                         const protocol::ReportEnvelope &r, std::int64_t wallNow)
+Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
+                                       std::span<const ReportWrite> batch, std::int64_t wallNow)
 {
-    auto stored = store.addReport(vm, r, wallNow);
+    if (batch.empty())
+        return std::vector<bool>{};
+    auto stored = store.addReports(batch, wallNow);
     if (!stored) {
-        metrics.noteStoreError(vm);
-        spdlog::error("{}: store report {}/{}: {}; not acknowledged, acks withheld until it is "
-                      "stored (the agent keeps it)",
-                      vm, r.stream, r.seq, stored.error().describe());
+        std::set<std::string_view> vms;
+        for (const auto &w : batch)
+            if (vms.insert(*w.vm).second)
+                metrics.noteStoreError(*w.vm);
+        spdlog::error("store {} report(s) of {} VM(s) (first: {} {}/{}): {}; not acknowledged, "
+                      "acks withheld until they are stored (the agents keep them)",
+                      batch.size(), vms.size(), *batch[0].vm, batch[0].report->stream,
+                      batch[0].report->seq, stored.error().describe());
         return stored;
     }
-    if (!*stored) {
-        spdlog::debug("{}: report {}/{} already stored", vm, r.stream, r.seq);
-        return stored;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        const std::string &vm = *batch[i].vm;
+        const protocol::ReportEnvelope &r = *batch[i].report;
+        if (!(*stored)[i]) {
+            spdlog::debug("{}: report {}/{} already stored", vm, r.stream, r.seq);
+            continue;
+        }
+        // `--log-level debug` follows every stream (the VM scenario does).
+        if (spdlog::should_log(spdlog::level::debug))
+            spdlog::debug("{}: stored report {}/{} ({}, {})", vm, r.stream, r.seq, r.reason,
+                          verdictCode(r.report));
+        metrics.update(vm, [&](VmMetrics &m) {
+            MetricsRegistry::applyReport(m, r.report, wallNow);
+            m.agentDropped = r.droppedReports;
+        });
     }
-    // One line per report: operators (and the VM test) follow the stream.
-    spdlog::info("{}: stored report {}/{} ({}, {})", vm, r.stream, r.seq, r.reason,
-                 verdictCode(r.report));
-    metrics.update(vm, [&](VmMetrics &m) {
-        MetricsRegistry::applyReport(m, r.report, wallNow);
-        m.agentDropped = r.droppedReports;
-    });
     return stored;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "metrics.h"
 #include "schema.h"
@@ -10,13 +12,15 @@
 namespace daxprobe::collector
 {
 
-// What the collector does with one report of VM `vm` (the VM key is the
-// host-side channel name): commit it, and only then count it in the VM's
-// metrics and log it. A failure is logged at error level and counted; the
-// caller must not acknowledge the report (nor any later one of its stream).
-// Returns true if new, false if it was already stored (a resend).
-Result<bool> storeReport(Store &store, MetricsRegistry &metrics, const std::string &vm,
-                         const protocol::ReportEnvelope &report, std::int64_t wallNow);
+// What the collector does with the reports of one wake (each of VM `vm`,
+// the host-side channel name): commit them all in one transaction, and only
+// then count each new one in its VM's metrics and log it (debug level: one
+// line per report is for following a stream, not for a fleet's log). A
+// failure is logged once at error level and counted once per VM; the
+// caller must acknowledge none of them (nor any later report of their
+// streams). Per report: true if new, false if already stored (a resend).
+Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
+                                       std::span<const ReportWrite> batch, std::int64_t wallNow);
 
 // The agent's claimed identity, kept as attributes of the host-named VM.
 void noteIdentity(Store &store, const std::string &vm, const std::string &socket,

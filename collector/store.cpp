@@ -1,6 +1,9 @@
 #include "store.h"
 
 #include <cerrno>
+#include <cstdlib>
+
+#include "store_statements.h"
 
 namespace daxprobe::collector
 {
@@ -23,7 +26,9 @@ CREATE TABLE IF NOT EXISTS vms (
   dropped_reports INTEGER NOT NULL DEFAULT 0,
   last_report_at INTEGER NOT NULL DEFAULT 0,
   last_seen_at INTEGER NOT NULL DEFAULT 0,
-  host_facts TEXT
+  host_facts TEXT,
+  report_rows INTEGER NOT NULL DEFAULT 0,
+  report_bytes INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS reports (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -41,31 +46,43 @@ CREATE TABLE IF NOT EXISTS reports (
 CREATE INDEX IF NOT EXISTS reports_by_vm ON reports (vm, id);
 )sql";
 
+// A store written before the counters existed: add them and count once.
+constexpr const char *kAddCounters = R"sql(
+ALTER TABLE vms ADD COLUMN report_rows INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE vms ADD COLUMN report_bytes INTEGER NOT NULL DEFAULT 0;
+UPDATE vms SET
+  report_rows = (SELECT COUNT(*) FROM reports r WHERE r.vm = vms.vm),
+  report_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM reports r WHERE r.vm = vms.vm);
+)sql";
+
 // Rolls back unless committed: every early return leaves the db untouched.
 class Transaction
 {
   public:
-    explicit Transaction(SqliteDb &db) : db_(db)
+    explicit Transaction(Store::Statements &st) : st_(st)
     {
-        ok_ = static_cast<bool>(db_.exec("BEGIN IMMEDIATE"));
+        st_.begin.reset();
+        ok_ = st_.begin.step() == SQLITE_DONE;
     }
     ~Transaction()
     {
-        if (ok_ && !done_)
-            (void)db_.exec("ROLLBACK");
+        // A failed COMMIT (SQLITE_BUSY, SQLITE_FULL) can leave the transaction
+        // open; roll it back, or every later BEGIN would fail.
+        if (ok_ && !done_) {
+            st_.rollback.reset();
+            (void)st_.rollback.step();
+        }
     }
     bool started() const { return ok_; }
-    Result<void> commit()
+    bool commit()
     {
-        auto r = db_.exec("COMMIT");
-        // A failed COMMIT (SQLITE_BUSY, SQLITE_FULL) can leave the transaction
-        // open; the destructor rolls it back, or every later BEGIN would fail.
-        done_ = static_cast<bool>(r);
-        return r;
+        st_.commit.reset();
+        done_ = st_.commit.step() == SQLITE_DONE;
+        return done_;
     }
 
   private:
-    SqliteDb &db_;
+    Store::Statements &st_;
     bool ok_ = false, done_ = false;
 };
 
@@ -77,7 +94,21 @@ Result<void> stepDone(Statement &s, SqliteDb &db)
     return {};
 }
 
+std::string dumpJson(const json &j)
+{
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 } // namespace
+
+std::string defaultStateDir()
+{
+    if (const char *s = std::getenv("STATE_DIRECTORY"); s && *s) {
+        std::string v(s);
+        return v.substr(0, v.find(':')); // systemd may pass several, colon-separated
+    }
+    return "/var/lib/daxprobe";
+}
 
 std::string verdictCode(const json &report)
 {
@@ -92,6 +123,11 @@ std::string verdictCode(const json &report)
     return "unknown";
 }
 
+Store::Store(SqliteDb db, StoreOptions options) : db_(std::move(db)), options_(options) {}
+Store::Store(Store &&) noexcept = default;
+Store &Store::operator=(Store &&) noexcept = default;
+Store::~Store() = default;
+
 Result<Store> Store::open(const std::string &path, StoreOptions options)
 {
     auto db = SqliteDb::open(path, false);
@@ -103,6 +139,8 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
     if (auto r = s.db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"); !r)
         return tl::unexpected(r.error());
     if (auto r = s.migrate(); !r)
+        return tl::unexpected(r.error());
+    if (auto r = s.prepareWrites(); !r)
         return tl::unexpected(r.error());
     // Opening waited up to the default; from now on writes fail fast.
     sqlite3_busy_timeout(s.db_.get(), options.busyTimeoutMs);
@@ -119,166 +157,217 @@ Result<Store> Store::openReadOnly(const std::string &path)
 
 Result<void> Store::migrate()
 {
-    return db_.exec(kSchema);
+    if (auto r = db_.exec(kSchema); !r)
+        return r;
+    auto has = db_.prepare("SELECT 1 FROM pragma_table_info('vms') WHERE name = 'report_rows'");
+    if (!has)
+        return tl::unexpected(has.error());
+    if (has->step() == SQLITE_ROW)
+        return {};
+    if (auto r = db_.exec("BEGIN IMMEDIATE"); !r)
+        return r;
+    if (auto r = db_.exec(kAddCounters); !r) {
+        (void)db_.exec("ROLLBACK");
+        return r;
+    }
+    return db_.exec("COMMIT");
 }
 
-Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvelope &r,
-                              std::int64_t now)
+Result<void> Store::prepareWrites()
 {
-    Transaction tx(db_);
+    auto st = std::make_unique<Statements>();
+    struct {
+        Statement *into;
+        const char *sql;
+    } all[] = {
+        {&st->begin, "BEGIN IMMEDIATE"},
+        {&st->commit, "COMMIT"},
+        {&st->rollback, "ROLLBACK"},
+        {&st->insertReport,
+         "INSERT OR IGNORE INTO reports "
+         "(vm, stream, seq, received_at, reason, verdict, report, metrics, bytes) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+        {&st->upsertLatest,
+         "INSERT INTO vms (vm, stream, seq, verdict, dropped_reports, last_report_at, "
+         "last_seen_at, report_rows, report_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 1, ?7) "
+         "ON CONFLICT (vm) DO UPDATE SET stream = excluded.stream, seq = excluded.seq, "
+         "verdict = excluded.verdict, dropped_reports = excluded.dropped_reports, "
+         "last_report_at = excluded.last_report_at, last_seen_at = excluded.last_seen_at, "
+         "report_rows = report_rows + 1, report_bytes = report_bytes + excluded.report_bytes "
+         "RETURNING report_rows, report_bytes"},
+        // The VM's oldest rows, via reports_by_vm: the trim reads only what it deletes.
+        {&st->oldest, "SELECT id, bytes FROM reports WHERE vm = ?1 AND id < ?2 ORDER BY id"},
+        {&st->deleteUpTo, "DELETE FROM reports WHERE vm = ?1 AND id <= ?2"},
+        {&st->setCounters, "UPDATE vms SET report_rows = ?2, report_bytes = ?3 WHERE vm = ?1"},
+        {&st->noteVm,
+         "INSERT INTO vms (vm, socket, machine_id, hostname, agent_version, last_seen_at) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (vm) DO UPDATE SET "
+         "socket = excluded.socket, machine_id = excluded.machine_id, "
+         "hostname = excluded.hostname, agent_version = excluded.agent_version, "
+         "last_seen_at = excluded.last_seen_at"},
+        {&st->setHostFacts, "INSERT INTO vms (vm, host_facts) VALUES (?1, ?2) "
+                            "ON CONFLICT (vm) DO UPDATE SET host_facts = excluded.host_facts"},
+    };
+    for (auto &s : all) {
+        auto p = db_.prepare(s.sql);
+        if (!p)
+            return tl::unexpected(p.error());
+        *s.into = std::move(*p);
+    }
+    st_ = std::move(st);
+    return {};
+}
+
+Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, std::int64_t now)
+{
+    if (!st_)
+        return failf(EROFS, "store opened read-only");
+    std::vector<bool> isNew;
+    isNew.reserve(batch.size());
+    Transaction tx(*st_);
     if (!tx.started())
         return failf(EIO, "sqlite begin: {}", db_.errorMessage());
-    std::string verdict = verdictCode(r.report);
+    for (const auto &w : batch) {
+        auto r = addOne(w, now);
+        if (!r)
+            return tl::unexpected(r.error());
+        isNew.push_back(*r);
+    }
+    if (!tx.commit())
+        return failf(EIO, "sqlite commit: {}", db_.errorMessage());
+    ++commits_;
+    return isNew;
+}
 
-    auto ins =
-        db_.prepare("INSERT OR IGNORE INTO reports "
-                    "(vm, stream, seq, received_at, reason, verdict, report, metrics, bytes) "
-                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
-    if (!ins)
-        return tl::unexpected(ins.error());
-    std::string metrics =
-        r.metrics.is_null() ? "" : r.metrics.dump(-1, ' ', false, json::error_handler_t::replace);
-    ins->bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
-    ins->bind(5, r.reason).bind(6, verdict);
-    std::string reportText = r.report.dump(-1, ' ', false, json::error_handler_t::replace);
-    ins->bind(7, reportText);
+Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvelope &report,
+                              std::int64_t now)
+{
+    ReportWrite w{&vm, &report};
+    auto r = addReports(std::span(&w, 1), now);
+    if (!r)
+        return tl::unexpected(r.error());
+    return r->front();
+}
+
+Result<bool> Store::addOne(const ReportWrite &w, std::int64_t now)
+{
+    const protocol::ReportEnvelope &r = *w.report;
+    const std::string &vm = *w.vm;
+    std::string verdict = verdictCode(r.report);
+    std::string reportText = dumpJson(r.report);
+    std::string metrics = r.metrics.is_null() ? "" : dumpJson(r.metrics);
+    auto bytes = static_cast<std::int64_t>(reportText.size() + metrics.size());
+
+    Statement &ins = st_->insertReport;
+    ins.reset();
+    ins.bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
+    ins.bind(5, r.reason).bind(6, verdict).bind(7, reportText);
     if (metrics.empty())
-        ins->bindNull(8);
+        ins.bindNull(8);
     else
-        ins->bind(8, metrics);
-    ins->bind(9, static_cast<std::int64_t>(reportText.size() + metrics.size()));
-    if (auto s = stepDone(*ins, db_); !s)
+        ins.bind(8, metrics);
+    ins.bind(9, bytes);
+    if (auto s = stepDone(ins, db_); !s)
         return tl::unexpected(s.error());
     bool inserted = sqlite3_changes(db_.get()) > 0;
+    std::int64_t newest = sqlite3_last_insert_rowid(db_.get());
+    ins.reset();
     if (!inserted)
         return false; // a resend: nothing to change, and the ack is still due
 
-    auto upd = db_.prepare(
-        "INSERT INTO vms (vm, stream, seq, verdict, dropped_reports, last_report_at, last_seen_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) ON CONFLICT (vm) DO UPDATE SET "
-        "stream = excluded.stream, seq = excluded.seq, verdict = excluded.verdict, "
-        "dropped_reports = excluded.dropped_reports, last_report_at = excluded.last_report_at, "
-        "last_seen_at = excluded.last_seen_at");
-    if (!upd)
-        return tl::unexpected(upd.error());
-    upd->bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, verdict);
-    upd->bind(5, static_cast<std::int64_t>(r.droppedReports)).bind(6, now);
-    if (auto s = stepDone(*upd, db_); !s)
+    Statement &upd = st_->upsertLatest;
+    upd.reset();
+    upd.bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, verdict);
+    upd.bind(5, static_cast<std::int64_t>(r.droppedReports)).bind(6, now).bind(7, bytes);
+    if (upd.step() != SQLITE_ROW)
+        return failf(EIO, "sqlite step: {}", db_.errorMessage());
+    VmCounters c{static_cast<std::uint64_t>(upd.columnInt(0)),
+                 static_cast<std::uint64_t>(upd.columnInt(1))};
+    if (auto s = stepDone(upd, db_); !s) // RETURNING: the row, then DONE
         return tl::unexpected(s.error());
+    upd.reset();
 
     // Per-VM limits on rows and bytes: a chatty guest cannot fill the host's
-    // disk. Keeps the newest rows that fit both.
-    auto trim =
-        db_.prepare("DELETE FROM reports WHERE vm = ?1 AND id <= (SELECT id FROM ("
-                    "  SELECT id, ROW_NUMBER() OVER w AS n, SUM(bytes) OVER w AS total FROM reports"
-                    "  WHERE vm = ?1 WINDOW w AS (ORDER BY id DESC))"
-                    " WHERE n > 1 AND (n > ?2 OR total > ?3) ORDER BY id DESC LIMIT 1)");
-    if (!trim)
-        return tl::unexpected(trim.error());
-    trim->bind(1, vm).bind(2, static_cast<std::int64_t>(options_.maxRowsPerVm));
-    trim->bind(3, static_cast<std::int64_t>(options_.maxBytesPerVm));
-    if (auto s = stepDone(*trim, db_); !s)
-        return tl::unexpected(s.error());
-
-    if (auto c = tx.commit(); !c)
-        return tl::unexpected(c.error());
+    // disk. Only when over, so the cost is that of the rows deleted.
+    if (c.rows > options_.maxRowsPerVm || c.bytes > options_.maxBytesPerVm)
+        if (auto t = trim(vm, newest, c); !t)
+            return tl::unexpected(t.error());
     return true;
+}
+
+Result<void> Store::trim(const std::string &vm, std::int64_t newestId, VmCounters c)
+{
+    // Oldest first, stopping at the newest row (never deleted: a report
+    // alone over the byte limit is still kept).
+    Statement &old = st_->oldest;
+    old.reset();
+    old.bind(1, vm).bind(2, newestId);
+    std::int64_t upTo = 0;
+    bool exhausted = false;
+    while (c.rows > options_.maxRowsPerVm || c.bytes > options_.maxBytesPerVm) {
+        int rc = old.step();
+        if (rc == SQLITE_DONE) {
+            exhausted = true;
+            break;
+        }
+        if (rc != SQLITE_ROW)
+            return failf(EIO, "sqlite step: {}", db_.errorMessage());
+        upTo = old.columnInt(0);
+        auto b = static_cast<std::uint64_t>(old.columnInt(1));
+        c.rows = c.rows > 0 ? c.rows - 1 : 0;
+        c.bytes = c.bytes > b ? c.bytes - b : 0;
+    }
+    old.reset();
+    if (exhausted) {
+        // Only the newest is left: whatever the counters said (a row deleted
+        // by hand), they now count exactly that one.
+        auto one = db_.prepare("SELECT bytes FROM reports WHERE id = ?1");
+        if (!one)
+            return tl::unexpected(one.error());
+        one->bind(1, newestId);
+        c = {1, one->step() == SQLITE_ROW ? static_cast<std::uint64_t>(one->columnInt(0)) : 0};
+    }
+    if (upTo > 0) {
+        Statement &del = st_->deleteUpTo;
+        del.reset();
+        del.bind(1, vm).bind(2, upTo);
+        if (auto s = stepDone(del, db_); !s)
+            return s;
+        del.reset();
+    }
+    Statement &set = st_->setCounters;
+    set.reset();
+    set.bind(1, vm).bind(2, static_cast<std::int64_t>(c.rows));
+    set.bind(3, static_cast<std::int64_t>(c.bytes));
+    auto r = stepDone(set, db_);
+    set.reset();
+    return r;
 }
 
 Result<void> Store::noteVm(const std::string &vm, const std::string &socket,
                            const protocol::AgentIdentity &id, std::int64_t now)
 {
-    auto st = db_.prepare(
-        "INSERT INTO vms (vm, socket, machine_id, hostname, agent_version, last_seen_at) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (vm) DO UPDATE SET "
-        "socket = excluded.socket, machine_id = excluded.machine_id, hostname = excluded.hostname, "
-        "agent_version = excluded.agent_version, last_seen_at = excluded.last_seen_at");
-    if (!st)
-        return tl::unexpected(st.error());
-    st->bind(1, vm).bind(2, socket).bind(3, id.machineId).bind(4, id.hostname);
-    st->bind(5, id.version).bind(6, now);
-    return stepDone(*st, db_);
+    if (!st_)
+        return failf(EROFS, "store opened read-only");
+    Statement &st = st_->noteVm;
+    st.reset();
+    st.bind(1, vm).bind(2, socket).bind(3, id.machineId).bind(4, id.hostname);
+    st.bind(5, id.version).bind(6, now);
+    auto r = stepDone(st, db_);
+    st.reset();
+    return r;
 }
 
 Result<void> Store::setHostFacts(const std::string &vm, const json &facts)
 {
-    auto st = db_.prepare("INSERT INTO vms (vm, host_facts) VALUES (?1, ?2) "
-                          "ON CONFLICT (vm) DO UPDATE SET host_facts = excluded.host_facts");
-    if (!st)
-        return tl::unexpected(st.error());
-    st->bind(1, vm).bind(2, facts.dump());
-    return stepDone(*st, db_);
-}
-
-Result<std::vector<VmState>> Store::latest()
-{
-    auto st = db_.prepare(
-        "SELECT v.vm, v.socket, v.machine_id, v.hostname, v.agent_version, v.stream, v.seq, "
-        "v.verdict, v.dropped_reports, v.last_report_at, v.last_seen_at, v.host_facts, "
-        "(SELECT COUNT(*) FROM reports r WHERE r.vm = v.vm) FROM vms v ORDER BY v.vm");
-    if (!st)
-        return tl::unexpected(st.error());
-    std::vector<VmState> out;
-    int rc;
-    while ((rc = st->step()) == SQLITE_ROW) {
-        VmState v;
-        v.vm = st->columnText(0);
-        v.socket = st->columnText(1);
-        v.machineId = st->columnText(2);
-        v.hostname = st->columnText(3);
-        v.agentVersion = st->columnText(4);
-        v.stream = st->columnText(5);
-        v.seq = static_cast<std::uint64_t>(st->columnInt(6));
-        v.verdict = st->columnText(7);
-        v.droppedReports = static_cast<std::uint64_t>(st->columnInt(8));
-        v.lastReportAt = st->columnInt(9);
-        v.lastSeenAt = st->columnInt(10);
-        if (!st->columnIsNull(11))
-            v.hostFacts = json::parse(st->columnText(11), nullptr, false);
-        v.reportCount = static_cast<std::uint64_t>(st->columnInt(12));
-        out.push_back(std::move(v));
-    }
-    if (rc != SQLITE_DONE)
-        return failf(EIO, "sqlite: {}", db_.errorMessage());
-    return out;
-}
-
-Result<std::vector<StoredReport>> Store::history(const std::string &vm, std::size_t limit)
-{
-    auto st = db_.prepare("SELECT stream, seq, received_at, reason, verdict, report, metrics "
-                          "FROM reports WHERE vm = ?1 ORDER BY id DESC LIMIT ?2");
-    if (!st)
-        return tl::unexpected(st.error());
-    st->bind(1, vm).bind(2, static_cast<std::int64_t>(limit));
-    std::vector<StoredReport> out;
-    int rc;
-    while ((rc = st->step()) == SQLITE_ROW) {
-        StoredReport r;
-        r.vm = vm;
-        r.stream = st->columnText(0);
-        r.seq = static_cast<std::uint64_t>(st->columnInt(1));
-        r.receivedAt = st->columnInt(2);
-        r.reason = st->columnText(3);
-        r.verdict = st->columnText(4);
-        r.report = json::parse(st->columnText(5), nullptr, false);
-        if (!st->columnIsNull(6))
-            r.metrics = json::parse(st->columnText(6), nullptr, false);
-        out.push_back(std::move(r));
-    }
-    if (rc != SQLITE_DONE)
-        return failf(EIO, "sqlite: {}", db_.errorMessage());
-    return out;
-}
-
-Result<std::uint64_t> Store::reportCount(const std::string &vm)
-{
-    auto st = db_.prepare("SELECT COUNT(*) FROM reports WHERE vm = ?1");
-    if (!st)
-        return tl::unexpected(st.error());
-    st->bind(1, vm);
-    if (st->step() != SQLITE_ROW)
-        return failf(EIO, "sqlite: {}", db_.errorMessage());
-    return static_cast<std::uint64_t>(st->columnInt(0));
+    if (!st_)
+        return failf(EROFS, "store opened read-only");
+    Statement &st = st_->setHostFacts;
+    st.reset();
+    st.bind(1, vm).bind(2, facts.dump());
+    auto r = stepDone(st, db_);
+    st.reset();
+    return r;
 }
 
 } // namespace daxprobe::collector

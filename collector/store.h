@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,8 @@ struct StoredReport {
     std::uint64_t seq = 0;
     std::int64_t receivedAt = 0; // unix seconds
     nlohmann::json report, metrics;
+    // The stored JSON text as it is (no parse): `query --json` splices it in.
+    std::string reportText, metricsText;
 };
 
 struct VmState {
@@ -37,6 +41,18 @@ struct StoreOptions {
     int busyTimeoutMs = 50;
 };
 
+// One report to commit, of VM `vm` (the host-side channel name).
+struct ReportWrite {
+    const std::string *vm;
+    const protocol::ReportEnvelope *report;
+};
+
+// What the store holds of one VM: kept as counters in `vms`, in the same
+// transaction as the rows, so neither the trim nor `query` counts rows.
+struct VmCounters {
+    std::uint64_t rows = 0, bytes = 0;
+};
+
 // Every report and the latest state per VM, in SQLite with WAL so `query`
 // reads while the collector writes. The VM key is the host-side channel name,
 // never anything the guest claims.
@@ -45,9 +61,16 @@ class Store
   public:
     static Result<Store> open(const std::string &path, StoreOptions options = {});
     static Result<Store> openReadOnly(const std::string &path);
+    Store(Store &&) noexcept;
+    Store &operator=(Store &&) noexcept;
+    ~Store();
 
-    // Commits the report (and the VM's latest state) in one transaction.
-    // Returns false for a (vm, stream, seq) already stored: a resend.
+    // Commits every report of the batch (and each VM's latest state and
+    // counters) in one transaction: all or nothing. Per report, true if new,
+    // false for a (vm, stream, seq) already stored (a resend, also within
+    // the batch). Over a VM's limits, its oldest rows are deleted, never
+    // its newest.
+    Result<std::vector<bool>> addReports(std::span<const ReportWrite> batch, std::int64_t now);
     Result<bool> addReport(const std::string &vm, const protocol::ReportEnvelope &report,
                            std::int64_t now);
     Result<void> noteVm(const std::string &vm, const std::string &socket,
@@ -55,16 +78,34 @@ class Store
     Result<void> setHostFacts(const std::string &vm, const nlohmann::json &facts);
 
     Result<std::vector<VmState>> latest();
-    Result<std::vector<StoredReport>> history(const std::string &vm, std::size_t limit);
+    // Newest first. parse=false leaves report/metrics null (text only).
+    Result<std::vector<StoredReport>> history(const std::string &vm, std::size_t limit,
+                                              bool parse = true);
+    // Counted in the table (the truth the counters must match).
     Result<std::uint64_t> reportCount(const std::string &vm);
+    // The VM's counters as stored (zero for an unknown VM).
+    Result<VmCounters> counters(const std::string &vm);
+    // Transactions committed by addReports since open (one per batch).
+    std::uint64_t commits() const { return commits_; }
+
+    struct Statements; // store_statements.h
 
   private:
-    Store(SqliteDb db, StoreOptions options) : db_(std::move(db)), options_(options) {}
+    Store(SqliteDb db, StoreOptions options);
     Result<void> migrate();
+    Result<void> prepareWrites();
+    Result<bool> addOne(const ReportWrite &w, std::int64_t now);
+    Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
 
     SqliteDb db_;
     StoreOptions options_;
+    std::unique_ptr<Statements> st_; // prepared once; finalized before db_ closes
+    std::uint64_t commits_ = 0;
 };
+
+// The embedded default: $STATE_DIRECTORY (systemd StateDirectory=), else
+// /var/lib/daxprobe.
+std::string defaultStateDir();
 
 // report.verdict.code, bounded and printable; "unknown" when absent.
 std::string verdictCode(const nlohmann::json &report);

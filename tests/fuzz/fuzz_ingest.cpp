@@ -19,14 +19,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     limits.message = {8192, 12};
     // Some stores fail (as a locked or full database would), so the held
     // state and its resync run under the fuzzer too.
-    Ingestor ing(limits, IngestHooks{[](const protocol::ReportEnvelope &r) -> Result<bool> {
-                                         if (r.seq % 5 == 4)
-                                             return fail("injected store error", 5);
-                                         return store->addReport("fuzz", r, 1);
-                                     },
-                                     [](const protocol::AgentIdentity &id) {
-                                         (void)store->noteVm("fuzz", "/s", id, 1);
-                                     }});
+    static const std::string vm = "fuzz";
+    Ingestor ing(
+        limits,
+        IngestHooks{
+            [](const std::vector<protocol::ReportEnvelope> &batch) -> Result<std::vector<bool>> {
+                std::vector<ReportWrite> w;
+                for (const auto &r : batch) {
+                    if (r.seq % 5 == 4)
+                        return fail("injected store error", 5);
+                    w.push_back({&vm, &r});
+                }
+                return store->addReports(w, 1);
+            },
+            [](const protocol::AgentIdentity &id) { (void)store->noteVm("fuzz", "/s", id, 1); }});
     ing.start(1);
     std::string_view in(reinterpret_cast<const char *>(data), size);
     // Arbitrary read boundaries, as a socket would produce them.
@@ -35,12 +41,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         n = n < in.size() ? n : in.size();
         ing.receive(in.substr(0, n));
         ing.process(1 + n % 3); // bounded turns, as the collector takes them
+        ing.commitPending();
         in.remove_prefix(n);
         if (ing.held())
             ing.resync(static_cast<std::int64_t>(n));
         (void)ing.takeOutput();
     }
     ing.process(SIZE_MAX);
+    ing.commitPending();
     (void)store->latest();
     return 0;
 }

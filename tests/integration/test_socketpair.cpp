@@ -61,8 +61,14 @@ TEST_CASE("disconnect mid-message: the half line is discarded, the report resent
                                       return json{{"verdict", {{"code", "dax_verified"}}}};
                                   },
                                   {}});
-    IngestHooks hooks{
-        [&](const protocol::ReportEnvelope &r) { return store->addReport("vm", r, 1); }, {}};
+    IngestHooks hooks{[&](const std::vector<protocol::ReportEnvelope> &batch) {
+                          static const std::string vm = "vm";
+                          std::vector<ReportWrite> w;
+                          for (const auto &r : batch)
+                              w.push_back({&vm, &r});
+                          return store->addReports(w, 1);
+                      },
+                      {}};
 
     agent.produceReport("start");
     agent.produceReport("interval");

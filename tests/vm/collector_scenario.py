@@ -26,7 +26,7 @@ class CollectorProc:
         self.eof = False
         self.proc = subprocess.Popen(
             [binary, "run", "--socket", f"guest={sock}", "--state-dir", state,
-             "--metrics-listen", ""],
+             "--metrics-listen", "", "--log-level", "debug"],  # debug: a line per stored report
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.reader = threading.Thread(target=self._read, args=(log,), daemon=True)
         self.reader.start()

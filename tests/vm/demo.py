@@ -49,7 +49,8 @@ def build(builddir):
         subprocess.run(["meson", "setup", builddir, SOURCE_ROOT], check=True)
     say(f"== building daxprobe and the guest image in {builddir} "
         f"(first time: downloads Debian's kernel package, ~70 MB)")
-    subprocess.run(["meson", "compile", "-C", builddir, "guest-initramfs", "daxprobe-collector"],
+    subprocess.run(["meson", "compile", "-C", builddir, "guest-initramfs", "daxprobe-collector",
+                    "daxprobe-collector-run"],
                    check=True)
 
 

@@ -88,3 +88,15 @@ TEST_CASE("a share=off backend is never persistent, even on host DAX with pmem=o
     CHECK(b.persistence == "none");
     CHECK(toJson(f)["nvdimm_backends"][0]["persistence"] == "none");
 }
+
+TEST_CASE("without an NVDIMM backend the full smaps is not read", "[collector][hostfacts]")
+{
+    // Fixture 4444 has a memory-backend-file (RAM, no nvdimm device) and no
+    // smaps at all: reading it would be an error in f.errors.
+    auto root = Root::open(COLLECTOR_FIXTURES "/qemu");
+    REQUIRE(root);
+    QemuFacts f = readQemuFacts(*root, 4444);
+    CHECK(f.backends.empty());
+    CHECK(f.rssBytes == 677652ull * 1024);
+    CHECK(f.errors.empty());
+}

@@ -15,17 +15,25 @@ namespace
 struct Harness {
     std::map<std::pair<std::string, std::uint64_t>, json> stored;
     bool failStore = false;
+    int commits = 0;
     std::optional<protocol::AgentIdentity> id;
     Ingestor ing;
 
     explicit Harness(IngestLimits lim = {})
-        : ing(lim, IngestHooks{
-                       [this](const protocol::ReportEnvelope &r) -> Result<bool> {
-                           if (failStore)
-                               return fail("disk full", 28);
-                           return stored.emplace(std::make_pair(r.stream, r.seq), r.report).second;
-                       },
-                       [this](const protocol::AgentIdentity &i) { id = i; }})
+        : ing(lim,
+              IngestHooks{
+                  [this](const std::vector<protocol::ReportEnvelope> &batch)
+                      -> Result<std::vector<bool>> {
+                      ++commits;
+                      if (failStore)
+                          return fail("disk full", 28);
+                      std::vector<bool> isNew;
+                      for (const auto &r : batch)
+                          isNew.push_back(
+                              stored.emplace(std::make_pair(r.stream, r.seq), r.report).second);
+                      return isNew;
+                  },
+                  [this](const protocol::AgentIdentity &i) { id = i; }})
     {
     }
 
@@ -64,20 +72,74 @@ TEST_CASE("start sends sentinel, sync and info", "[collector][ingest]")
     CHECK(h.ing.synced());
 }
 
-TEST_CASE("a report is acked after it is stored, resends are acked but not stored twice",
+TEST_CASE("reports are acked after they are stored, resends are acked but not stored twice",
           "[collector][ingest]")
 {
     Harness h;
     h.ing.feed(reportLine(1) + reportLine(2) + reportLine(1));
     CHECK(h.stored.size() == 2);
+    CHECK(h.commits == 1); // one transaction for all three
     auto acks = h.sent();
-    REQUIRE(acks.size() == 3);
+    // Acks are cumulative: one for the stream's highest seq says it all.
+    REQUIRE(acks.size() == 1);
     CHECK(acks[0].name == "ack");
-    CHECK(acks[0].payload["seq"] == 1);
-    CHECK(acks[1].payload["seq"] == 2);
-    CHECK(acks[2].payload["seq"] == 1);
+    CHECK(acks[0].payload["stream"] == "abc");
+    CHECK(acks[0].payload["seq"] == 2);
     CHECK(h.ing.stats().stored == 2);
     CHECK(h.ing.stats().duplicates == 1);
+    // A resend alone is acked again, never stored twice.
+    h.ing.feed(reportLine(1));
+    acks = h.sent();
+    REQUIRE(acks.size() == 1);
+    CHECK(acks[0].payload["seq"] == 1);
+    CHECK(h.stored.size() == 2);
+}
+
+TEST_CASE("nothing is acked before the commit; a failed commit acks none of the batch",
+          "[collector][ingest][batch]")
+{
+    Harness h;
+    h.ing.receive(reportLine(1) + reportLine(2, "def") + reportLine(3));
+    CHECK(h.ing.process(SIZE_MAX) == 3);
+    REQUIRE(h.ing.pending().size() == 3);
+    CHECK(h.sent().empty()); // handled, validated, but not committed: no ack
+    CHECK(h.stored.empty());
+
+    // The collector commits everything at once and reports the outcome.
+    h.ing.settle(fail("database is locked", 5));
+    CHECK(h.sent().empty());
+    CHECK(h.ing.held());
+    CHECK(h.ing.pending().empty());
+    CHECK(h.ing.stats().storeErrors == 1);
+    CHECK(h.ing.stats().deferred == 2);
+
+    // After the resync the agent resends; this commit works: acked, per stream.
+    h.ing.resync(5);
+    (void)h.sent();
+    h.ing.feed(protocol::encode(protocol::makeReturn(5, "sync")) + reportLine(1) +
+               reportLine(2, "def") + reportLine(3));
+    CHECK_FALSE(h.ing.held());
+    auto acks = h.sent();
+    REQUIRE(acks.size() == 2);
+    CHECK(acks[0].payload["stream"] == "abc");
+    CHECK(acks[0].payload["seq"] == 3);
+    CHECK(acks[1].payload["stream"] == "def");
+    CHECK(acks[1].payload["seq"] == 2);
+}
+
+TEST_CASE("the agent's answers to acks are counted apart (free of its rate)",
+          "[collector][ingest][rate]")
+{
+    Harness h;
+    h.ing.feed(reportLine(1) + reportLine(2));
+    REQUIRE(h.sent().size() == 1); // one ack owed an answer
+    json answer = protocol::makeReturn({{"acked", 2}, {"pending", 0}}, "ack");
+    h.ing.feed(protocol::encode(answer));
+    CHECK(h.ing.stats().ackReplies == 1);
+    // An answer to an ack never sent is not free: a guest cannot flood with them.
+    h.ing.feed(protocol::encode(answer) + protocol::encode(answer));
+    CHECK(h.ing.stats().ackReplies == 1);
+    CHECK(h.ing.stats().messages == 5);
 }
 
 TEST_CASE("a report that fails to commit is not acked", "[collector][ingest]")
@@ -181,10 +243,15 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
 {
     std::set<std::uint64_t> failOnce = {2};
     std::map<std::uint64_t, json> stored;
-    Ingestor ing({}, IngestHooks{[&](const protocol::ReportEnvelope &r) -> Result<bool> {
-                                     if (failOnce.erase(r.seq))
-                                         return fail("database is locked", 5);
-                                     return stored.emplace(r.seq, r.report).second;
+    Ingestor ing({}, IngestHooks{[&](const std::vector<protocol::ReportEnvelope> &batch)
+                                     -> Result<std::vector<bool>> {
+                                     for (const auto &r : batch)
+                                         if (failOnce.erase(r.seq))
+                                             return fail("database is locked", 5);
+                                     std::vector<bool> isNew;
+                                     for (const auto &r : batch)
+                                         isNew.push_back(stored.emplace(r.seq, r.report).second);
+                                     return isNew;
                                  },
                                  {}});
     std::vector<protocol::Message> sent;
@@ -203,7 +270,8 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
     };
 
     ing.start(1);
-    ing.feed(reportLine(1) + reportLine(2) + reportLine(3) + reportLine(4));
+    ing.feed(reportLine(1));
+    ing.feed(reportLine(2) + reportLine(3) + reportLine(4)); // one transaction: fails
     collect();
     CHECK(stored.count(1) == 1);
     CHECK_FALSE(stored.count(2)); // failed
@@ -250,9 +318,10 @@ TEST_CASE("receive queues lines and process handles a bounded number",
     CHECK(h.stored.empty());
     CHECK(h.ing.bufferedBytes() >= many.size());
     CHECK(h.ing.process(3) == 3);
-    CHECK(h.stored.size() == 3);
+    CHECK(h.ing.pending().size() == 3);
     CHECK(h.ing.backlog() == 7);
     CHECK(h.ing.process(100) == 7);
+    h.ing.commitPending();
     CHECK(h.stored.size() == 10);
     CHECK(h.ing.bufferedBytes() == std::string("{\"event\":\"report\",\"da").size());
 }

@@ -97,3 +97,27 @@ TEST_CASE("label values: newline, quote and backslash escaped, invalid UTF-8 rep
     for (std::size_t at = 0; (at = text.find('\n', at)) != std::string::npos; ++at)
         CHECK((at + 1 == text.size() || text[at + 1] == '#' || text[at + 1] == 'd'));
 }
+
+TEST_CASE("config file: fleet limits and the log level", "[collector][options][limit]")
+{
+    TempDir dir;
+    std::string path = dir.path() + "/collector.conf";
+    CollectorOptions defaults;
+    CHECK(defaults.maxChannels >= 1000); // sized for a fleet of 1,000 guests
+    std::ofstream(path) << "max-guests 2000\nguest-rate 200\nguest-byte-rate 4194304\n"
+                           "log-level debug\n";
+    CollectorOptions o;
+    std::string level = "info";
+    REQUIRE(loadConfigFile(path, o, &level));
+    CHECK(o.maxChannels == 2000);
+    CHECK(o.messagesPerSecond == 200);
+    CHECK(o.bytesPerSecond == 4194304);
+    CHECK(level == "debug");
+    for (const char *bad :
+         {"max-guests 0\n", "max-guests -5\n", "guest-rate x\n", "log-level loud\n"}) {
+        std::ofstream(path) << bad;
+        CollectorOptions o2;
+        INFO(bad);
+        CHECK_FALSE(loadConfigFile(path, o2, &level));
+    }
+}

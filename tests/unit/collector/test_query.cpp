@@ -34,3 +34,30 @@ TEST_CASE("text output escapes control characters and bad UTF-8", "[collector][q
     v.vm = "bad\xff";
     CHECK_NOTHROW(latestJson({v}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
+
+TEST_CASE("history JSON splices the stored text: same document as a parse and dump",
+          "[collector][query]")
+{
+    StoredReport a, b;
+    a.stream = "ab";
+    a.seq = 2;
+    a.reason = "change";
+    a.verdict = "problems_found";
+    a.receivedAt = 1796217422;
+    a.reportText = R"({"verdict":{"code":"problems_found"},"s":"\u00e9\n"})";
+    a.metricsText = R"({"meminfo":{"Cached":3}})";
+    b = a;
+    b.seq = 1;
+    b.metricsText.clear(); // stored NULL
+    std::string text = historyJson("vm\"1", {a, b});
+    auto j = nlohmann::json::parse(text);
+    CHECK(j["schema"] == "daxprobe.collector.history/1");
+    CHECK(j["vm"] == "vm\"1");
+    REQUIRE(j["reports"].size() == 2);
+    CHECK(j["reports"][0]["report"] == nlohmann::json::parse(a.reportText));
+    CHECK(j["reports"][0]["metrics"]["meminfo"]["Cached"] == 3);
+    CHECK(j["reports"][0]["received"] == "2026-12-02T13:17:02Z");
+    CHECK(j["reports"][1]["seq"] == 1);
+    CHECK(j["reports"][1]["metrics"].is_null());
+    CHECK(nlohmann::json::parse(historyJson("x", {}))["reports"].empty());
+}

@@ -148,3 +148,162 @@ TEST_CASE("a locked database fails the write at once; the next one goes through"
     CHECK(*again);
     CHECK(s->reportCount("vm1").value() == 2);
 }
+
+namespace
+{
+
+// The counters must equal what the table holds.
+void requireCountersTrue(Store &s, const std::string &vm)
+{
+    auto c = s.counters(vm);
+    REQUIRE(c);
+    CHECK(c->rows == s.reportCount(vm).value());
+    auto h = s.history(vm, 1000000);
+    REQUIRE(h);
+    std::uint64_t bytes = 0;
+    for (const auto &r : *h)
+        bytes += r.reportText.size() + r.metricsText.size();
+    CHECK(c->bytes == bytes);
+}
+
+} // namespace
+
+TEST_CASE("per-VM counters follow inserts, resends and trims; the newest row always stays",
+          "[collector][store][trim]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{5, 6000});
+    REQUIRE(s);
+    std::uint64_t seq = 0;
+    for (int i = 0; i < 40; ++i) {
+        auto r = report(++seq);
+        r.report["pad"] = std::string(static_cast<std::size_t>((i * 397) % 2500), 'p');
+        REQUIRE(s->addReport("vm1", r, i));
+        if (i % 7 == 3) // a resend changes nothing
+            CHECK_FALSE(s->addReport("vm1", r, i).value());
+        requireCountersTrue(*s, "vm1");
+        auto h = s->history("vm1", 1);
+        REQUIRE(h);
+        REQUIRE(h->size() == 1);
+        CHECK(h->front().seq == seq); // the newest is never trimmed
+        auto c = s->counters("vm1").value();
+        CHECK(c.rows <= 5);
+        CHECK((c.bytes <= 6000 || c.rows == 1));
+    }
+    REQUIRE(s->addReport("vm2", report(1), 1));
+    requireCountersTrue(*s, "vm2");
+    CHECK(s->counters("vm2")->rows == 1);
+    CHECK(s->counters("nobody")->rows == 0);
+}
+
+TEST_CASE("counters recover when rows were deleted behind the collector's back",
+          "[collector][store][trim]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{3});
+    REQUIRE(s);
+    for (std::uint64_t i = 1; i <= 3; ++i)
+        REQUIRE(s->addReport("vm1", report(i), 1));
+    auto other = SqliteDb::open(dir.path() + "/c.db", false);
+    REQUIRE(other);
+    REQUIRE(other->exec("DELETE FROM reports")); // an operator, by hand
+    REQUIRE(s->addReport("vm1", report(4), 1));  // counters say 4 > 3: trim
+    CHECK(s->reportCount("vm1").value() == 1);
+    CHECK(s->history("vm1", 10)->front().seq == 4);
+    requireCountersTrue(*s, "vm1");
+}
+
+TEST_CASE("a batch is one transaction: all stored, resends within it counted once",
+          "[collector][store][batch]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db");
+    REQUIRE(s);
+    std::string vm1 = "vm1", vm2 = "vm2";
+    auto a = report(1), b = report(2), c = report(1, "no_nfit", "bb");
+    std::vector<ReportWrite> batch = {{&vm1, &a}, {&vm1, &b}, {&vm2, &c}, {&vm1, &a}};
+    auto r = s->addReports(batch, 10);
+    REQUIRE(r);
+    CHECK(*r == std::vector<bool>{true, true, true, false});
+    CHECK(s->commits() == 1);
+    CHECK(s->reportCount("vm1").value() == 2);
+    requireCountersTrue(*s, "vm1");
+    auto latest = s->latest().value();
+    REQUIRE(latest.size() == 2);
+    CHECK(latest[0].seq == 2);
+    CHECK(latest[0].reportCount == 2);
+    CHECK(latest[1].verdict == "no_nfit");
+}
+
+TEST_CASE("a batch that cannot commit stores nothing", "[collector][store][batch]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{1000, 1 << 20, 0});
+    REQUIRE(s);
+    std::string vm = "vm1";
+    auto a = report(1), b = report(2);
+    std::vector<ReportWrite> batch = {{&vm, &a}, {&vm, &b}};
+    auto other = SqliteDb::open(dir.path() + "/c.db", false);
+    REQUIRE(other);
+    REQUIRE(other->exec("BEGIN IMMEDIATE"));
+    CHECK_FALSE(s->addReports(batch, 1));
+    REQUIRE(other->exec("ROLLBACK"));
+    CHECK(s->reportCount("vm1").value() == 0);
+    CHECK(s->counters("vm1")->rows == 0);
+    REQUIRE(s->addReports(batch, 1));
+    requireCountersTrue(*s, "vm1");
+}
+
+TEST_CASE("a store from before the counters gets them, counted once", "[collector][store]")
+{
+    TempDir dir;
+    {
+        auto db = SqliteDb::open(dir.path() + "/c.db", false);
+        REQUIRE(db);
+        REQUIRE(db->exec(
+            "CREATE TABLE vms (vm TEXT PRIMARY KEY, socket TEXT NOT NULL DEFAULT '', "
+            "machine_id TEXT NOT NULL DEFAULT '', hostname TEXT NOT NULL DEFAULT '', "
+            "agent_version TEXT NOT NULL DEFAULT '', stream TEXT NOT NULL DEFAULT '', "
+            "seq INTEGER NOT NULL DEFAULT 0, verdict TEXT NOT NULL DEFAULT '', "
+            "dropped_reports INTEGER NOT NULL DEFAULT 0, last_report_at INTEGER NOT NULL DEFAULT "
+            "0, "
+            "last_seen_at INTEGER NOT NULL DEFAULT 0, host_facts TEXT);"
+            "CREATE TABLE reports (id INTEGER PRIMARY KEY AUTOINCREMENT, vm TEXT NOT NULL, "
+            "stream TEXT NOT NULL, seq INTEGER NOT NULL, received_at INTEGER NOT NULL, "
+            "reason TEXT NOT NULL, verdict TEXT NOT NULL, report TEXT NOT NULL, metrics TEXT, "
+            "bytes INTEGER NOT NULL DEFAULT 0, UNIQUE (vm, stream, seq));"
+            "INSERT INTO vms (vm, seq) VALUES ('old', 2);"
+            "INSERT INTO reports (vm, stream, seq, received_at, reason, verdict, report, bytes) "
+            "VALUES ('old', 'aa', 1, 1, 'start', 'x', '{}', 2), "
+            "('old', 'aa', 2, 2, 'interval', 'x', '{}', 2);"));
+    }
+    auto ro = Store::openReadOnly(dir.path() + "/c.db"); // query before any new collector
+    REQUIRE(ro);
+    CHECK(ro->latest().value().front().reportCount == 2);
+    auto s = Store::open(dir.path() + "/c.db");
+    REQUIRE(s);
+    CHECK(s->counters("old")->rows == 2);
+    CHECK(s->counters("old")->bytes == 4);
+    REQUIRE(s->addReport("old", report(3), 3));
+    CHECK(s->counters("old")->rows == 3);
+    CHECK(s->latest().value().front().reportCount == 3);
+}
+
+TEST_CASE("the trim deletes no more than it must", "[collector][store][trim]")
+{
+    TempDir dir;
+    // Equal rows (the seq has the same number of digits): 3 fit in 3.5 rows' bytes.
+    auto row = [](std::uint64_t seq) {
+        auto r = report(seq);
+        r.report["pad"] = std::string(1000, 'p');
+        return r;
+    };
+    std::string probe = row(10).report.dump() + row(10).metrics.dump();
+    auto s = Store::open(dir.path() + "/c.db", StoreOptions{100, probe.size() * 7 / 2});
+    REQUIRE(s);
+    for (std::uint64_t seq = 10; seq < 20; ++seq) {
+        REQUIRE(s->addReport("vm1", row(seq), 1));
+        CHECK(s->reportCount("vm1").value() == std::min<std::uint64_t>(seq - 9, 3));
+        requireCountersTrue(*s, "vm1");
+    }
+}

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""The collector's benchmarks, as ratios within one run (bench/README.md).
+
+  bench/collector_bench.py ingest --build build [--runs 5] [--guests 1,100,1000]
+  bench/collector_bench.py query  --build build [--runs 5] [--rows 10000,100000,1000000]
+
+ingest: for each guest count, RUNS interleaved rounds of (a) the real
+daxprobe-collector run --watch-dir on fleet_load's simulated guests (real
+protocol, unix sockets, libvirt layout), reporting reports/s, ack latency
+p50/p99, the collector's CPU per report and peak RSS; (b) sqlite_floor, the
+same rows inserted into SQLite by a minimal program. Prints median and
+spread (min-max) of each figure and the ratio collector/floor.
+
+query: fills a store with query_fill (1,000 VMs), then times
+`daxprobe-collector query` (latest per VM) and `query --vm g0000 --json`
+against the same program failing at once on a missing state dir (process
+start, CLI parse, SQLite open): the difference is the query's own cost.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPORT = os.path.join(TOP, "tests", "fixtures", "fsdax-ext4", "expected.json")
+
+
+def spread(xs, fmt="{:.1f}"):
+    return f"{fmt.format(statistics.median(xs))} ({fmt.format(min(xs))}-{fmt.format(max(xs))})"
+
+
+def proc_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_hwm_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def ingest_once(build, guests, per_guest, window, max_rows):
+    work = tempfile.mkdtemp(prefix="dxbench-")
+    try:
+        watch, state = os.path.join(work, "channels"), os.path.join(work, "state")
+        os.mkdir(watch)
+        os.mkdir(state)
+        load = subprocess.Popen(
+            [os.path.join(build, "bench", "fleet_load"), "--dir", watch, "--report", REPORT,
+             "--guests", str(guests), "--reports", str(per_guest), "--window", str(window)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        load.stderr.readline()  # "listening": the sockets exist
+        coll = subprocess.Popen(
+            [os.path.join(build, "collector", "daxprobe-collector"), "run", "--watch-dir", watch,
+             "--state-dir", state, "--metrics-listen", "", "--max-guests", str(guests + 10),
+             "--guest-rate", "1000000000", "--guest-byte-rate", "1000000000000",
+             "--max-rows", str(max_rows), "--log-level", "warn"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = load.communicate(timeout=600)
+            cpu = proc_cpu_s(coll.pid)
+            hwm = proc_hwm_kib(coll.pid)
+        finally:
+            coll.send_signal(signal.SIGTERM)
+            _, cerr = coll.communicate(timeout=60)
+        if load.returncode != 0:
+            raise RuntimeError(f"fleet_load failed: {err}\ncollector: {cerr}")
+        r = json.loads(out)
+        r["cpu_us_per_report"] = cpu * 1e6 / r["reports"]
+        r["rss_mib"] = hwm / 1024
+        return r
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def floor_once(build, rows, batch, vms):
+    work = tempfile.mkdtemp(prefix="dxfloor-")
+    try:
+        out = subprocess.run(
+            [os.path.join(build, "bench", "sqlite_floor"), "--db", os.path.join(work, "f.db"),
+             "--report", REPORT, "--rows", str(rows), "--batch", str(batch), "--vms", str(vms)],
+            check=True, capture_output=True, text=True).stdout
+        return json.loads(out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ingest(args):
+    print(f"report: {REPORT}; {args.total} reports per run; --max-rows {args.max_rows}; window "
+          f"{args.window or '1000/guests (at most 64)'} unacked per guest")
+    print("| guests | collector reports/s | floor rows/s | collector/floor | ack p50 ms | "
+          "ack p99 ms | collector CPU µs/report | collector peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for guests in args.guests:
+        per = max(1, args.total // guests)
+        window = args.window or max(1, min(64, 1000 // guests))
+        runs = []
+        for i in range(args.runs):  # interleaved: both see the same noise
+            c = ingest_once(args.build, guests, per, window, args.max_rows)
+            f = floor_once(args.build, per * guests, args.floor_batch, guests)
+            c["ratio"] = c["reports_per_s"] / f["rows_per_s"]
+            c["floor"] = f["rows_per_s"]
+            runs.append(c)
+            print(f"  run {i + 1}: {json.dumps(c)}", file=sys.stderr)
+        col = lambda k: [r[k] for r in runs]
+        print(f"| {guests} | {spread(col('reports_per_s'), '{:.0f}')} | {spread(col('floor'), '{:.0f}')} "
+              f"| {spread(col('ratio'), '{:.3f}')} | {spread(col('ack_p50_ms'), '{:.2f}')} "
+              f"| {spread(col('ack_p99_ms'), '{:.2f}')} | {spread(col('cpu_us_per_report'))} "
+              f"| {spread(col('rss_mib'))} |")
+        sys.stdout.flush()
+
+
+def time_cmd(argv, n):
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))]
+
+
+def query(args):
+    exe = os.path.join(args.build, "collector", "daxprobe-collector")
+    print(f"{args.samples} invocations per figure and run; report: {REPORT}; 1,000 VMs")
+    print("| rows | start only p50 ms | latest p50 ms | latest p99 ms | latest p99 - start p50 ms "
+          "| --vm --json p50 ms | --vm --json p99 ms | --vm --json p99 - start p50 ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for rows in args.rows:
+        work = tempfile.mkdtemp(prefix="dxquery-")
+        try:
+            subprocess.run([os.path.join(args.build, "bench", "query_fill"), "--db",
+                            os.path.join(work, "collector.db"), "--report", REPORT,
+                            "--rows", str(rows), "--vms", "1000"], check=True, stdout=subprocess.DEVNULL)
+            figs = {k: [] for k in ("start", "l50", "l99", "ld", "h50", "h99", "hd")}
+            for i in range(args.runs):
+                start = time_cmd([exe, "query", "--state-dir", os.path.join(work, "none")], args.samples)
+                latest = time_cmd([exe, "query", "--state-dir", work], args.samples)
+                hist = time_cmd([exe, "query", "--state-dir", work, "--vm", "g0000", "--json"],
+                                args.samples)
+                s50 = pct(start, 0.5)
+                for k, v in (("start", s50), ("l50", pct(latest, 0.5)), ("l99", pct(latest, 0.99)),
+                             ("ld", pct(latest, 0.99) - s50), ("h50", pct(hist, 0.5)),
+                             ("h99", pct(hist, 0.99)), ("hd", pct(hist, 0.99) - s50)):
+                    figs[k].append(v)
+            f = lambda k: spread(figs[k], "{:.2f}")
+            print(f"| {rows} | {f('start')} | {f('l50')} | {f('l99')} | {f('ld')} | {f('h50')} "
+                  f"| {f('h99')} | {f('hd')} |")
+            sys.stdout.flush()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["ingest", "query"])
+    ap.add_argument("--build", default=os.path.join(TOP, "build"))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--guests", default="1,100,1000")
+    ap.add_argument("--total", type=int, default=50000, help="reports per ingest run")
+    ap.add_argument("--window", type=int, default=0,
+                    help="unacked reports per guest (0: 1000/guests, at most 64)")
+    ap.add_argument("--floor-batch", type=int, default=1000)
+    ap.add_argument("--max-rows", type=int, default=1000000,
+                    help="the collector's --max-rows (10000, the default, trims once a VM is full)")
+    ap.add_argument("--rows", default="10000,100000,1000000")
+    ap.add_argument("--samples", type=int, default=100)
+    args = ap.parse_args()
+    args.build = os.path.abspath(args.build)
+    args.guests = [int(x) for x in args.guests.split(",")]
+    args.rows = [int(x) for x in args.rows.split(",")]
+    (ingest if args.what == "ingest" else query)(args)
+
+
+if __name__ == "__main__":
+    main()

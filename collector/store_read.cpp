@@ -1,0 +1,109 @@
+// The store's read side: what `query` and the tests ask. Read-only
+// connections use only these, so they prepare per call (once per process).
+#include <cerrno>
+
+#include "store.h"
+
+namespace daxprobe::collector
+{
+
+using nlohmann::json;
+
+Result<std::vector<VmState>> Store::latest()
+{
+    // The row count is the VM's counter, kept with the rows: no COUNT(*)
+    // over a million reports.
+    const std::string columns = "SELECT vm, socket, machine_id, hostname, agent_version, stream, "
+                                "seq, verdict, dropped_reports, last_report_at, last_seen_at, "
+                                "host_facts, ";
+    auto st = db_.prepare(columns + "report_rows FROM vms ORDER BY vm");
+    if (!st) // a store no collector of this version has opened yet: count
+        st = db_.prepare(columns + "(SELECT COUNT(*) FROM reports r WHERE r.vm = vms.vm) "
+                                   "FROM vms ORDER BY vm");
+    if (!st)
+        return tl::unexpected(st.error());
+    std::vector<VmState> out;
+    int rc;
+    while ((rc = st->step()) == SQLITE_ROW) {
+        VmState v;
+        v.vm = st->columnText(0);
+        v.socket = st->columnText(1);
+        v.machineId = st->columnText(2);
+        v.hostname = st->columnText(3);
+        v.agentVersion = st->columnText(4);
+        v.stream = st->columnText(5);
+        v.seq = static_cast<std::uint64_t>(st->columnInt(6));
+        v.verdict = st->columnText(7);
+        v.droppedReports = static_cast<std::uint64_t>(st->columnInt(8));
+        v.lastReportAt = st->columnInt(9);
+        v.lastSeenAt = st->columnInt(10);
+        if (!st->columnIsNull(11))
+            v.hostFacts = json::parse(st->columnText(11), nullptr, false);
+        v.reportCount = static_cast<std::uint64_t>(st->columnInt(12));
+        out.push_back(std::move(v));
+    }
+    if (rc != SQLITE_DONE)
+        return failf(EIO, "sqlite: {}", db_.errorMessage());
+    return out;
+}
+
+Result<std::vector<StoredReport>> Store::history(const std::string &vm, std::size_t limit,
+                                                 bool parse)
+{
+    auto st = db_.prepare("SELECT stream, seq, received_at, reason, verdict, report, metrics "
+                          "FROM reports WHERE vm = ?1 ORDER BY id DESC LIMIT ?2");
+    if (!st)
+        return tl::unexpected(st.error());
+    st->bind(1, vm).bind(2, static_cast<std::int64_t>(limit));
+    std::vector<StoredReport> out;
+    int rc;
+    while ((rc = st->step()) == SQLITE_ROW) {
+        StoredReport r;
+        r.vm = vm;
+        r.stream = st->columnText(0);
+        r.seq = static_cast<std::uint64_t>(st->columnInt(1));
+        r.receivedAt = st->columnInt(2);
+        r.reason = st->columnText(3);
+        r.verdict = st->columnText(4);
+        r.reportText = st->columnText(5);
+        if (!st->columnIsNull(6))
+            r.metricsText = st->columnText(6);
+        if (parse) {
+            r.report = json::parse(r.reportText, nullptr, false);
+            if (!r.metricsText.empty())
+                r.metrics = json::parse(r.metricsText, nullptr, false);
+        }
+        out.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE)
+        return failf(EIO, "sqlite: {}", db_.errorMessage());
+    return out;
+}
+
+Result<std::uint64_t> Store::reportCount(const std::string &vm)
+{
+    auto st = db_.prepare("SELECT COUNT(*) FROM reports WHERE vm = ?1");
+    if (!st)
+        return tl::unexpected(st.error());
+    st->bind(1, vm);
+    if (st->step() != SQLITE_ROW)
+        return failf(EIO, "sqlite: {}", db_.errorMessage());
+    return static_cast<std::uint64_t>(st->columnInt(0));
+}
+
+Result<VmCounters> Store::counters(const std::string &vm)
+{
+    auto st = db_.prepare("SELECT report_rows, report_bytes FROM vms WHERE vm = ?1");
+    if (!st)
+        return tl::unexpected(st.error());
+    st->bind(1, vm);
+    int rc = st->step();
+    if (rc == SQLITE_DONE)
+        return VmCounters{};
+    if (rc != SQLITE_ROW)
+        return failf(EIO, "sqlite: {}", db_.errorMessage());
+    return VmCounters{static_cast<std::uint64_t>(st->columnInt(0)),
+                      static_cast<std::uint64_t>(st->columnInt(1))};
+}
+
+} // namespace daxprobe::collector

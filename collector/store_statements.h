@@ -1,0 +1,17 @@
+#pragma once
+
+#include "sqlite_db.h"
+#include "store.h"
+
+namespace daxprobe::collector
+{
+
+// The writer's statements, prepared once when the store opens: a report
+// costs binds and steps, never a parse of SQL.
+struct Store::Statements {
+    Statement begin, commit, rollback;
+    Statement insertReport, upsertLatest, oldest, deleteUpTo, setCounters;
+    Statement noteVm, setHostFacts;
+};
+
+} // namespace daxprobe::collector
