@@ -12,6 +12,7 @@ See tests/vm/README.md.
 import json
 
 import collector_scenario
+import verdict_checks
 from workload_checks import (expect_exercise_dax, expect_exercise_page_cache,
                              expect_profile_cmd, expect_profile_dd)
 
@@ -487,8 +488,10 @@ class Scenario:
     guest.agent_sock), returning a dict merged into the results as
     "host/<key>" entries so check() can assert on it; timeout: seconds."""
 
-    def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None):
+    def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None,
+                 virtio_pmem=False):
         self.name = name
+        self.virtio_pmem = virtio_pmem
         self.check = check
         self.nvdimm = nvdimm
         self.label_size = label_size
@@ -508,6 +511,12 @@ SCENARIOS = {s.name: s for s in [
     Scenario("agent-reconnect", check_agent_reconnect, host=agent_reconnect_host),
     Scenario("collector-reconnect", collector_scenario.check_collector_reconnect,
              host=collector_scenario.collector_reconnect_host),
+    Scenario("mount-history-ext4", verdict_checks.check_mount_history_ext4),
+    Scenario("mount-history-xfs", verdict_checks.check_mount_history_xfs),
+    Scenario("mount-history-fsdax", verdict_checks.check_mount_history_fsdax),
+    Scenario("dax-inode", verdict_checks.check_dax_inode),
+    Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
+    Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True),
 ]}
 
 

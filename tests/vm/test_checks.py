@@ -47,8 +47,13 @@ def with_json(files, fname, mutate):
     return out
 
 
+def scenario_of(name):
+    """A fixture's scenario: NAME, or NAME-6.12 when captured on Debian 13's kernel."""
+    return scenarios.SCENARIOS.get(name) or scenarios.SCENARIOS.get(name.removesuffix("-6.12"))
+
+
 def failures(name, files):
-    c, _ = scenarios.run_checks(scenarios.SCENARIOS[name], files)
+    c, _ = scenarios.run_checks(scenario_of(name), files)
     return c.failures
 
 
@@ -56,7 +61,7 @@ def captured():
     if not os.path.isdir(FIXTURES):
         return []
     return sorted(n for n in os.listdir(FIXTURES)
-                  if n in scenarios.SCENARIOS
+                  if scenario_of(n)
                   and os.path.exists(os.path.join(FIXTURES, n, "_vm", "check.json")))
 
 
@@ -266,7 +271,7 @@ def profile_rc(files, name):
 def kernel_log(files, name):
     log = files.get("dmesg.txt", b"")
     for line in (b"Turning off DAX", b"DAX unsupported by block device"):
-        if line in log and scenarios.SCENARIOS[name].check in (scenarios.check_raw_xfs, scenarios.check_raw_ext4):
+        if line in log and scenario_of(name).check in (scenarios.check_raw_xfs, scenarios.check_raw_ext4):
             return dict(files, **{"dmesg.txt": log.replace(line, b"(edited out)")})
     return None
 
