@@ -317,6 +317,11 @@ def check_fsdax_ext4_nodax(c, res):
         if c.check(f is not None, "files[] entry for --path /mnt/pmem/testfile"):
             resident = (f.get("residency") or {}).get("resident_bytes") or 0
             c.check(resident >= 30 * MiB, f"file resident_bytes {resident} >= 30 MiB")
+            # cachestat(2) exists from 6.5 (Debian 13's 6.12), not on 6.1: mincore there.
+            rel = kernel_release(res)
+            if c.check(rel is not None, f"guest kernel release in uname.txt: {res.text('uname.txt')!r}"):
+                want = "cachestat" if rel >= (6, 5) else "mincore"
+                c.eq((f.get("residency") or {}).get("method"), want, f"residency method on {rel}")
             c.check(not f.get("statx_dax"), "file statx_dax false")
     p = profile_of(c, res)
     if p is not None:
@@ -520,12 +525,29 @@ SCENARIOS = {s.name: s for s in [
 ]}
 
 
+def kernel_release(res):
+    """(major, minor) of the guest kernel from uname.txt, or None."""
+    import re
+    m = re.search(r" (\d+)\.(\d+)\.", res.text("uname.txt"))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def expect_kernel_healthy(c, res):
+    """No oops in the guest: on 6.12 cachestat(2) on a DAX file oopses the
+    kernel (workingset_test_recent), so this is where daxprobe's guard (never
+    cachestat a DAX file) is proven, in every scenario."""
+    log = res.text("dmesg.txt")
+    for bad in ("Oops", "BUG:", "workingset_test_recent", "Call Trace"):
+        c.check(bad not in log, f"guest kernel log has {bad!r}:\n{log[log.find(bad) - 500:][:1500]}")
+
+
 def run_checks(scenario, files):
     c = Checker()
     res = Results(files)
     c.check(not res.text("error.txt"), res.text("error.txt"))
     c.check(not res.text("host/error.txt"), res.text("host/error.txt"))
     scenario.check(c, res)
+    expect_kernel_healthy(c, res)
     # The reference comparison applies everywhere, including no NFIT (both empty).
     if res.check is not None:
         compare_with_ndctl(c, res)

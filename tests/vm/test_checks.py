@@ -372,6 +372,46 @@ def map_sync(files, name):
     return with_json(files, "check.json", lambda d: scenarios.pmem_mount(d)["map_sync"].__setitem__("ok", False))
 
 
+def guest_oops(files, name):
+    # What 6.12 logs when cachestat(2) touches a DAX file.
+    oops = (b"BUG: unable to handle page fault for address: ffffffffffffff8e\n"
+            b"RIP: 0010:workingset_test_recent+0x2a/0x1a0\n")
+    return dict(files, **{"dmesg.txt": files.get("dmesg.txt", b"") + oops})
+
+
+def history_as_current(files, name):
+    doc = json.loads(files["check.json"])
+    if not any(m.get("kmsg_history") for m in doc.get("mounts") or []):
+        return None
+
+    def m(doc):
+        for mnt in doc["mounts"]:
+            mnt["kmsg"] += [h["message"] for h in mnt.get("kmsg_history") or []]
+            mnt["kmsg_history"] = []
+    return with_json(files, "check.json", m)
+
+
+def residency_method(files, name):
+    f = scenarios.file_entry(json.loads(files["check.json"]), "/mnt/pmem/testfile")
+    if not f or (f.get("residency") or {}).get("method") not in ("cachestat", "mincore"):
+        return None
+
+    def m(doc):
+        r = scenarios.file_entry(doc, "/mnt/pmem/testfile")["residency"]
+        r["method"] = "mincore" if r["method"] == "cachestat" else "cachestat"
+    return with_json(files, "check.json", m)
+
+
+def kernel_statx(files, name):
+    names = [n for n in files if n.startswith("kernel-") and n.endswith(".txt")]
+    if not names:
+        return None
+    text = files[names[0]].decode()
+    flipped = text.replace("attributes=0x200000", "attributes=0x0") if "attributes=0x200000" in text \
+        else text.replace("attributes=0x0", "attributes=0x200000")
+    return dict(files, **{names[0]: flipped.encode()})
+
+
 MUTATIONS = {
     "cache (Cached delta)": cache_delta,
     "profile: dax": profile_field("dax"),
@@ -389,6 +429,10 @@ MUTATIONS = {
     "devdax chardev": devdax_chardev,
     "nfit.present": nfit_present,
     "map_sync": map_sync,
+    "guest oops": guest_oops,
+    "kmsg history as current": history_as_current,
+    "residency method": residency_method,
+    "kernel statx": kernel_statx,
 }
 
 

@@ -38,6 +38,9 @@ def expect_file_as_kernel(c, res, name, dax, map_sync=None):
                 f"{k['path']} resident_bytes {resident!r} <= size {f.get('size')!r}")
         if dax:
             c.eq((r.get("method"), resident), ("not_applicable", 0), f"{k['path']} residency on DAX")
+        elif sc.kernel_release(res):
+            want = "cachestat" if sc.kernel_release(res) >= (6, 5) else "mincore"
+            c.eq(r.get("method"), want, f"{k['path']} residency method")
     return k
 
 
