@@ -521,7 +521,8 @@ SCENARIOS = {s.name: s for s in [
     Scenario("mount-history-fsdax", verdict_checks.check_mount_history_fsdax),
     Scenario("dax-inode", verdict_checks.check_dax_inode),
     Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
-    Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True),
+    Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True,
+             host=verdict_checks.virtio_pmem_host),
 ]}
 
 

@@ -23,9 +23,11 @@ FIXTURES = os.path.join(os.path.dirname(HERE), "fixtures")
 def load(name):
     d = os.path.join(FIXTURES, name, "_vm")
     files = {}
-    for fn in os.listdir(d):
-        with open(os.path.join(d, fn), "rb") as f:
-            files[fn] = f.read()
+    for root, _, names in os.walk(d):
+        for fn in names:
+            p = os.path.join(root, fn)
+            with open(p, "rb") as f:
+                files[os.path.relpath(p, d)] = f.read()
     return files
 
 
@@ -402,6 +404,16 @@ def residency_method(files, name):
     return with_json(files, "check.json", m)
 
 
+def host_backends(files, name):
+    q = files.get("host/query.json")
+    if not q:
+        return None
+    doc = json.loads(q)
+    b = doc["vms"][0]["host"]["nvdimm_backends"][-1]
+    b["persistence"] = "none" if b["persistence"] != "none" else "page_cache"
+    return dict(files, **{"host/query.json": json.dumps(doc).encode()})
+
+
 def kernel_statx(files, name):
     names = [n for n in files if n.startswith("kernel-") and n.endswith(".txt")]
     if not names:
@@ -433,6 +445,7 @@ MUTATIONS = {
     "kmsg history as current": history_as_current,
     "residency method": residency_method,
     "kernel statx": kernel_statx,
+    "host backends": host_backends,
 }
 
 
