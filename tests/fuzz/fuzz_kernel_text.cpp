@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kmsg.h"
 #include "meminfo.h"
+#include "mount_history.h"
 #include "mountinfo.h"
 #include "nfit.h"
 #include "text_util.h"
@@ -42,13 +44,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         (void)n.pmemRangeCount();
         break;
     }
-    case 2:
+    case 2: {
+        // Records in, attempts out: the attribution must hold for any log.
+        std::vector<KmsgRecord> records;
         for (auto line : splitLines(in)) {
             KmsgRecord r;
-            if (parseKmsgRecord(line, r))
+            if (parseKmsgRecord(line, r)) {
                 (void)isDaxRelevant(r);
+                (void)isMountLifecycle(r.message);
+                records.push_back(std::move(r));
+            }
         }
+        DeviceKmsg dk = attributeKmsg(records, records.empty() ? "" : records.back().device);
+        if (dk.current.size() + dk.history.size() > records.size())
+            __builtin_trap();
         break;
+    }
     case 3:
         (void)parseVmstat(in);
         break;
