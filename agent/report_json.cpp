@@ -1,6 +1,7 @@
 #include "report_json.h"
 
 #include "mountinfo.h"
+#include "virtio_pmem.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"
@@ -67,6 +68,14 @@ json mapSyncJson(const MapSyncEvidence &m)
             {"skipped", orNull(m.skipped)}};
 }
 
+json historyJson(const std::vector<HistoryLine> &history)
+{
+    json out = json::array();
+    for (const auto &h : history)
+        out.push_back({{"message", h.message}, {"attempt", h.attempt}});
+    return out;
+}
+
 json mountJson(const MountReport &mr)
 {
     const MountEntry &m = *mr.mount;
@@ -84,6 +93,7 @@ json mountJson(const MountReport &mr)
               {"statx_dax", mr.live ? statxJson(mr.live->statx) : json(nullptr)},
               {"map_sync", mr.live ? mapSyncJson(mr.live->mapSync) : json(nullptr)},
               {"kmsg", mr.kmsg},
+              {"kmsg_history", historyJson(mr.kmsgHistory)},
               {"verdict", verdictJson(mr.verdict)}};
     return j;
 }
@@ -118,7 +128,13 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["nfit"] = nfitJson(facts.nfit);
     j["ndctl"] = {{"available", facts.topology.available}, {"error", orNull(facts.topology.error)}};
     j["buses"] = facts.topology.buses;
-    j["regions"] = facts.topology.regions;
+    json regions = json::array();
+    for (const auto &r : facts.topology.regions) {
+        json rj = r;
+        rj["virtio_pmem"] = isVirtioPmem(facts.topology, r);
+        regions.push_back(std::move(rj));
+    }
+    j["regions"] = regions;
 
     json nss = json::array();
     for (const auto &nr : report.namespaces) {

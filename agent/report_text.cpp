@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "text_util.h"
+#include "virtio_pmem.h"
 
 namespace daxprobe {
 
@@ -56,8 +57,12 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
         out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n", facts.nfit.length,
                            facts.nfit.checksumOk ? "ok" : "BAD", facts.nfit.pmemRangeCount(),
                            facts.nfit.valid() ? "" : " (damaged)");
-    else
-        out += "NFIT       absent\n";
+    else {
+        bool virtio = false;
+        for (const auto &r : facts.topology.regions)
+            virtio |= isVirtioPmem(facts.topology, r);
+        out += virtio ? "NFIT       absent (virtio-pmem has none, by design)\n" : "NFIT       absent\n";
+    }
     for (const auto &b : facts.topology.buses)
         out += fmt::format("bus        {} ({})\n", printable(b.dev), printable(b.provider));
     for (const auto &r : facts.topology.regions)

@@ -92,7 +92,7 @@ unsigned long long smapsField(std::string_view text, std::string_view key)
 std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &argv)
 {
     std::map<std::string, NvdimmBackend> files;
-    std::vector<std::string> nvdimmMemdevs;
+    std::vector<std::pair<std::string, std::string>> memdevs; // device, memdev
     for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
         if (argv[i] == "-object") {
             auto o = optsOf(argv[i + 1], "qom-type");
@@ -106,14 +106,16 @@ std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &a
             files[b.id] = b;
         } else if (argv[i] == "-device") {
             auto d = optsOf(argv[i + 1], "driver");
-            if (d[""] == "nvdimm" && !d["memdev"].empty())
-                nvdimmMemdevs.push_back(d["memdev"]);
+            if ((d[""] == "nvdimm" || d[""] == "virtio-pmem-pci") && !d["memdev"].empty())
+                memdevs.emplace_back(d[""], d["memdev"]);
         }
     }
     std::vector<NvdimmBackend> out;
-    for (const auto &id : nvdimmMemdevs)
-        if (auto it = files.find(id); it != files.end())
+    for (const auto &[device, id] : memdevs)
+        if (auto it = files.find(id); it != files.end()) {
             out.push_back(it->second);
+            out.back().device = device;
+        }
     return out;
 }
 
@@ -226,6 +228,7 @@ json toJson(const QemuFacts &f)
     json backends = json::array();
     for (const auto &b : f.backends)
         backends.push_back({{"id", b.id},
+                            {"device", b.device},
                             {"mem_path", b.memPath},
                             {"share", b.share},
                             {"pmem", b.pmem},

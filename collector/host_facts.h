@@ -12,9 +12,14 @@
 namespace daxprobe::collector
 {
 
-// One memory-backend-file that backs an emulated NVDIMM.
+// One memory-backend-file that backs an emulated NVDIMM or a virtio-pmem
+// device.
 struct NvdimmBackend {
     std::string id, memPath;
+    // nvdimm | virtio-pmem-pci. virtio-pmem's guest flushes (fsync/msync; it
+    // refuses MAP_SYNC) become an fsync of this file: with share=on the file
+    // holds what the guest flushed.
+    std::string device = "nvdimm";
     bool share = false, pmem = false;
     bool onDevDax = false, onHostDaxFs = false;
     std::string hostFsType;               // of the file's mount, "" if unknown
@@ -33,8 +38,8 @@ struct QemuFacts {
     std::vector<std::string> errors;
 };
 
-// Backends of -device nvdimm,memdev=ID from a QEMU command line (argv), in
-// both the key=value and the JSON (libvirt) -object/-device syntax.
+// Backends of -device nvdimm,memdev=ID (and virtio-pmem-pci,memdev=ID) from a QEMU command line
+// (argv), in both the key=value and the JSON (libvirt) -object/-device syntax.
 std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &argv);
 
 // Everything above for one QEMU pid, read through root (tests: a fixture dir).

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mount_history.h"
 #include "text_util.h"
 
 namespace daxprobe {
@@ -56,7 +57,9 @@ namespace {
 void keep(KmsgFacts &facts, std::string_view line, std::size_t maxRecords)
 {
     KmsgRecord r;
-    if (!parseKmsgRecord(line, r) || !isDaxRelevant(r))
+    // Mount start/end lines of any device too: they tell which mount attempt
+    // a DAX line belongs to (mount_history.h).
+    if (!parseKmsgRecord(line, r) || !(isDaxRelevant(r) || isMountLifecycle(r.message)))
         return;
     if (facts.records.size() >= maxRecords)
         facts.records.erase(facts.records.begin()); // the newest matter most

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "remedies.h"
 #include "root_facts.h"
 #include "text_util.h"
+#include "virtio_pmem.h"
 
 namespace daxprobe {
 
@@ -22,32 +24,6 @@ const char *severityName(Severity s)
 
 namespace {
 
-std::string createFsdax(const std::string &nsDev)
-{
-    return fmt::format("ndctl create-namespace -f -e {} -m fsdax",
-                       nsDev.empty() ? "namespaceX.Y" : shellQuote(nsDev));
-}
-
-// Mount points and sources come from mountinfo: anyone who can mount can
-// choose them, so every one is quoted before it lands in a command line.
-std::string remountDax(const MountEntry &m)
-{
-    return fmt::format("umount {0} && mount -o dax=always {1} {0}", shellQuote(m.mountPoint),
-                       shellQuote(m.source));
-}
-
-// The whole sequence for a filesystem on a namespace that cannot do DAX:
-// reconfiguring the namespace destroys its contents.
-std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns)
-{
-    // mkfs refuses to overwrite the old filesystem without its force flag.
-    const char *force = m.fstype == "xfs" ? " -f" : m.fstype.rfind("ext", 0) == 0 ? " -F" : "";
-    return fmt::format("umount {0}; {1}; {2}{5} {3}; mount -o dax=always {3} {0}   "
-                       "# destroys the data on {4}: back it up first",
-                       shellQuote(m.mountPoint), createFsdax(ns.dev), shellQuote("mkfs." + m.fstype),
-                       shellQuote(m.source), ns.dev, force);
-}
-
 bool cannotDax(const NdNamespace *ns)
 {
     return ns && (ns->mode == "raw" || ns->mode == "sector");
@@ -64,16 +40,26 @@ std::string deviceReason(const NdNamespace &ns)
                        ns.dev);
 }
 
-// Kernel lines that say this device's DAX request was refused.
+// A line of the mount in place now saying DAX was turned off. A refusal
+// ("DAX unsupported by block device." alone) ended its mount attempt in
+// failure, so it is never about a mount that exists (mount_history.h).
 bool kmsgSaysOff(const std::vector<std::string> &kmsg, std::string *line)
 {
     for (const auto &l : kmsg)
-        if (l.find("Turning off DAX") != std::string::npos ||
-            l.find("DAX unsupported by block device") != std::string::npos) {
+        if (classifyMountLine(l) == MountEvent::DaxTurnedOff) {
             *line = l;
             return true;
         }
     return false;
+}
+
+std::string historyText(const HistoryLine &h)
+{
+    const char *what = h.attempt == "failed"       ? "refused, that mount failed"
+                       : h.attempt == "unmounted"  ? "since unmounted"
+                       : h.attempt == "superseded" ? "since mounted again"
+                                                   : "its outcome was not logged";
+    return fmt::format("earlier mount attempt ({}): {}", what, h.message);
 }
 
 } // namespace
@@ -111,7 +97,8 @@ Verdict judgeNamespace(const NdNamespace &ns)
 }
 
 Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdNamespace *ns,
-                   const MountLiveFacts *live, const std::vector<std::string> &kmsg)
+                   const MountLiveFacts *live, const std::vector<std::string> &kmsg,
+                   const MountContext &ctx)
 {
     Verdict v;
     DaxOption opt = daxOption(m);
@@ -142,9 +129,16 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
     bool kmsgOff = kmsgSaysOff(kmsg, &offLine);
     if (kmsgOff)
         v.evidence.push_back({"kmsg", offLine});
+    for (const auto &h : ctx.kmsgHistory)
+        v.evidence.push_back({"kmsg_history", historyText(h)});
 
     bool deviceDax = blockdev && blockdev->queueDax.value_or(false);
     bool optionOn = opt == DaxOption::Always;
+    // Without a dax option XFS and ext4 decide per file (dax=inode).
+    bool perFile = opt == DaxOption::Inode ||
+                   (opt == DaxOption::None && (m.fstype == "xfs" || m.fstype == "ext4"));
+    if (perFile && deviceDax && !kmsgOff)
+        return judgePerFile(m, live, ctx, opt == DaxOption::Inode, std::move(v));
 
     // Direct proof beats every inference: a file with the DAX attribute.
     if (statxDax || (!statxRan && optionOn && deviceDax && !kmsgOff)) {
@@ -155,10 +149,14 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
                                            m.mountPoint);
         if (!statxDax)
             v.severity = Severity::Warning;
-        // MAP_SYNC is a promise about persistent media; virtiofs DAX makes none.
+        // MAP_SYNC is a promise about persistent media; virtiofs DAX makes none,
+        // and virtio-pmem refuses it by design (asynchronous flush).
         if (blockdev && live && live->mapSync.ran && !live->mapSync.ok) {
             v.severity = Severity::Warning;
-            v.warnings.push_back("MAP_SYNC was refused although files are DAX: " + live->mapSync.error);
+            v.warnings.push_back(ctx.virtioPmem ? "MAP_SYNC refused as expected: " +
+                                                      virtioPmemConsequence()
+                                                : "MAP_SYNC was refused although files are DAX: " +
+                                                      live->mapSync.error);
         }
         if (ns && ns->align != 0 && ns->align < kPmdSize)
             v.warnings.push_back(fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
@@ -232,16 +230,22 @@ Report evaluate(const Facts &facts)
         if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
             mr.live = &it->second;
         std::string dev = mr.blockdev ? mr.blockdev->name : std::string();
-        for (const auto &r : facts.kmsg.records)
-            if (!dev.empty() && r.device == dev)
-                mr.kmsg.push_back(r.message);
-        mr.verdict = judgeMount(m, mr.blockdev, mr.ns, mr.live, mr.kmsg);
+        DeviceKmsg dk = attributeKmsg(facts.kmsg.records, dev);
+        mr.kmsg = std::move(dk.current);
+        mr.kmsgHistory = std::move(dk.history);
+        for (const auto &f : facts.files)
+            if (mountOfPath(facts.mounts, f.path) == &m)
+                mr.files.push_back(&f);
+        MountContext ctx{mr.kmsgHistory, mr.files, mr.ns && isVirtioPmem(facts.topology, *mr.ns)};
+        mr.verdict = judgeMount(m, mr.blockdev, mr.ns, mr.live, mr.kmsg, ctx);
         report.mounts.push_back(std::move(mr));
     }
 
     if (facts.nfit.present && !facts.nfit.valid())
         for (const auto &p : facts.nfit.problems)
             report.warnings.push_back("NFIT: " + p);
+    for (auto &note : virtioPmemNotes(facts.topology, facts.nfit.present))
+        report.warnings.push_back(std::move(note));
     for (const auto &r : facts.topology.regions)
         if (r.badblockCount > 0)
             report.warnings.push_back(fmt::format("{}: {} bad blocks", r.dev, r.badblockCount));
@@ -289,7 +293,7 @@ Report evaluate(const Facts &facts)
         problems += n.verdict.severity == Severity::Problem;
     for (const auto &m : report.mounts) {
         problems += m.verdict.severity == Severity::Problem;
-        dax += m.verdict.code == code::DaxActive;
+        dax += m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
     }
     if (problems > 0) {
         o.code = code::ProblemsFound;

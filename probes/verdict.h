@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "facts.h"
+#include "mount_history.h"
 
 namespace daxprobe {
 
@@ -16,6 +17,9 @@ inline constexpr const char *DaxCapable = "dax_capable";
 inline constexpr const char *DaxActive = "dax_active";
 inline constexpr const char *DaxSilentlyOff = "dax_silently_off";
 inline constexpr const char *DaxNotRequested = "dax_not_requested";
+// dax=inode (XFS/ext4 without a dax option): files with the DAX flag are DAX
+// and at least one examined file is.
+inline constexpr const char *DaxPerFile = "dax_per_file";
 // per namespace or mount
 inline constexpr const char *DeviceCannotDax = "device_cannot_dax";
 // overall
@@ -53,8 +57,17 @@ struct MountReport {
     const BlockDevFacts *blockdev = nullptr; // may be null (not a block device)
     const NdNamespace *ns = nullptr;         // may be null (not on a namespace)
     const MountLiveFacts *live = nullptr;    // may be null (replay without it)
-    std::vector<std::string> kmsg;           // kernel lines about this device
+    std::vector<std::string> kmsg;           // kernel lines of the mount in place now
+    std::vector<HistoryLine> kmsgHistory;    // DAX lines of earlier mount attempts
+    std::vector<const FileFacts *> files;    // --path files on this mount
     Verdict verdict;
+};
+
+// What judgeMount needs besides the mount's own facts.
+struct MountContext {
+    std::vector<HistoryLine> kmsgHistory; // shown as history, never as the current state
+    std::vector<const FileFacts *> files; // --path files on this mount
+    bool virtioPmem = false;              // the namespace is on a virtio-pmem region
 };
 
 struct Report {
@@ -71,7 +84,17 @@ Report evaluate(const Facts &facts);
 
 Verdict judgeNamespace(const NdNamespace &ns);
 Verdict judgeMount(const MountEntry &mount, const BlockDevFacts *blockdev, const NdNamespace *ns,
-                   const MountLiveFacts *live, const std::vector<std::string> &kmsg);
+                   const MountLiveFacts *live, const std::vector<std::string> &kmsg,
+                   const MountContext &context = {});
+
+// dax=inode on a DAX-capable device (verdict_per_file.cpp): `v` carries the
+// evidence gathered so far.
+Verdict judgePerFile(const MountEntry &m, const MountLiveFacts *live, const MountContext &context,
+                     bool explicitInode, Verdict v);
+
+// The mount that holds `path` (longest mount point that prefixes it; the
+// last one listed when mounts are stacked), or null for a relative path.
+const MountEntry *mountOfPath(const std::vector<MountEntry> &mounts, const std::string &path);
 
 constexpr std::uint64_t kPmdSize = 2ULL << 20;
 

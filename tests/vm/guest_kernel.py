@@ -26,8 +26,53 @@ def run(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
 
 
+# apt options that point apt at a private configuration (set by --suite): the
+# host's own sources, lists and caches are never touched.
+APT_OPTS = []
+
+
+def host_archive_uri():
+    """The Debian archive URI the host's own sources use (a mirror, a proxy),
+    so another suite comes from the same place; deb.debian.org otherwise."""
+    uris = []
+    for path in glob.glob("/etc/apt/sources.list.d/*.sources"):
+        for line in open(path, errors="replace"):
+            if line.startswith("URIs:"):
+                uris += line.split(":", 1)[1].split()
+    if os.path.exists("/etc/apt/sources.list"):
+        for line in open("/etc/apt/sources.list", errors="replace"):
+            f = line.split()
+            if f and f[0] == "deb":
+                uris += [w for w in f[1:] if "://" in w][:1]
+    for u in uris:
+        if u.rstrip("/").endswith("/debian"):
+            return u.rstrip("/")
+    return "http://deb.debian.org/debian"
+
+
+def private_apt(cache, suite):
+    """apt options for `suite` in a folder of its own under the cache; runs
+    `apt-get update` there when it has no package lists yet."""
+    base = os.path.abspath(os.path.join(cache, f"apt-{suite}"))
+    for d in ("lists/partial", "cache/archives/partial"):
+        os.makedirs(os.path.join(base, d), exist_ok=True)
+    src = os.path.join(base, "sources.list")
+    keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+    with open(src, "w") as f:
+        f.write(f"deb [signed-by={keyring}] {host_archive_uri()} {suite} main\n")
+    opts = ["-o", f"Dir::Etc::sourcelist={src}", "-o", "Dir::Etc::sourceparts=/dev/null",
+            "-o", f"Dir::State::Lists={base}/lists", "-o", f"Dir::Cache={base}/cache",
+            "-o", "Acquire::Languages=none"]
+    if not glob.glob(os.path.join(base, "lists", "*_Packages")):
+        try:
+            run(["apt-get"] + opts + ["update", "-qq"])
+        except subprocess.CalledProcessError as e:
+            raise RuntimeError(f"apt-get update for {suite} failed: {e.stderr.strip()}")
+    return opts
+
+
 def resolve_package(meta):
-    out = run(["apt-cache", "depends", meta]).stdout
+    out = run(["apt-cache"] + APT_OPTS + ["depends", meta]).stdout
     for line in out.splitlines():
         line = line.strip()
         if line.startswith("Depends:") and "linux-image-" in line:
@@ -43,7 +88,7 @@ def fetch_deb(package, cache):
     # apt drops privileges to _apt for downloads; a root-owned cache folder
     # just produces a warning and an unsandboxed download, which is fine.
     try:
-        run(["apt-get", "download", package], cwd=cache)
+        run(["apt-get"] + APT_OPTS + ["download", package], cwd=cache)
     except subprocess.CalledProcessError as e:
         raise RuntimeError(f"apt-get download {package} failed: {e.stderr.strip()}")
     found = sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")))
@@ -89,6 +134,8 @@ def main():
     ap.add_argument("--vmlinux", required=True)
     ap.add_argument("--info", required=True)
     ap.add_argument("--meta", default="linux-image-amd64")
+    ap.add_argument("--suite", help="another Debian suite (e.g. trixie), fetched through a "
+                    "private apt configuration under the cache; default: the host's own")
     args = ap.parse_args()
 
     info = {"available": False, "reason": ""}
@@ -98,16 +145,18 @@ def main():
             if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}") \
                     and not os.path.exists(f"/sbin/{tool}"):
                 raise RuntimeError(f"{tool} not found")
+        if args.suite:
+            APT_OPTS[:] = private_apt(cache, args.suite)
         try:
             package = resolve_package(args.meta)
             deb = fetch_deb(package, cache)
         except (RuntimeError, subprocess.CalledProcessError) as first:
             # A fresh machine may have no (or stale) package lists: update
             # them once, as root, and try again.
-            if os.geteuid() != 0:
+            if os.geteuid() != 0 and not args.suite:
                 raise
             print(f"{first}; running apt-get update once", file=sys.stderr)
-            run(["apt-get", "update", "-qq"])
+            run(["apt-get"] + APT_OPTS + ["update", "-qq"])
             package = resolve_package(args.meta)
             deb = fetch_deb(package, cache)
         kver = package[len("linux-image-"):]

@@ -37,6 +37,9 @@ BINARIES = {
     "/usr/bin/daxctl": "/usr/bin/daxctl",
     "/usr/sbin/mkfs.ext4": "/usr/sbin/mkfs.ext4",
     "/usr/sbin/mkfs.xfs": "/usr/sbin/mkfs.xfs",
+    # the kernel's own answer beside daxprobe's: statx -r, mmap -S (MAP_SYNC),
+    # chattr +x / lsattr (FS_XFLAG_DAX)
+    "/usr/sbin/xfs_io": "/usr/sbin/xfs_io",
 }
 
 CONFIG_FILES = ["/etc/mke2fs.conf"]
@@ -144,6 +147,24 @@ def parse_modules_dep(moddir):
     return deps, paths
 
 
+XZ_SUFFIX = re.compile(r"\.ko\.xz\b")
+
+
+def add_module_file(img, dest_dir, moddir, rel):
+    """One module into the image. Debian 13's kernel ships .ko.xz, which busybox
+    modprobe cannot load: those go in decompressed, as .ko (modules.dep is
+    rewritten to match). Debian 12's plain .ko files are copied as they are."""
+    src = os.path.join(moddir, rel)
+    if rel.endswith(".ko.xz"):
+        import lzma
+        img.deps.add(os.path.realpath(src))
+        img.add_data(f"{dest_dir}/{rel[:-3]}", lzma.decompress(open(src, "rb").read()))
+        return
+    if rel.endswith((".zst", ".gz")):
+        raise RuntimeError(f"compressed module {rel}: busybox modprobe cannot load it")
+    img.add_file(f"{dest_dir}/{rel}", src, 0o644)
+
+
 def add_modules(img, info, modules=MODULES):
     moddir = info["modules_dir"]
     kver = info["version"]
@@ -163,15 +184,13 @@ def add_modules(img, info, modules=MODULES):
         wanted.add(paths[name])
         wanted.update(deps[name])
     for rel in sorted(wanted):
-        if rel.endswith((".xz", ".zst", ".gz")):
-            raise RuntimeError(f"compressed module {rel}: busybox modprobe cannot load it")
-        img.add_file(f"/lib/modules/{kver}/{rel}", os.path.join(moddir, rel), 0o644)
+        add_module_file(img, f"/lib/modules/{kver}", moddir, rel)
     # Only the entries we ship, so busybox modprobe and libkmod agree.
     lines = []
     with open(os.path.join(moddir, "modules.dep")) as f:
         for line in f:
             if line.split(":", 1)[0] in wanted:
-                lines.append(line)
+                lines.append(XZ_SUFFIX.sub(".ko", line))
     img.add_data(f"/lib/modules/{kver}/modules.dep", "".join(lines).encode())
     for extra in ("modules.builtin", "modules.order", "modules.builtin.modinfo"):
         p = os.path.join(moddir, extra)

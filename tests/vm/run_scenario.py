@@ -27,9 +27,15 @@ def log(msg):
     print(msg, flush=True)
 
 
-def guest_inputs(vm_dir):
-    info_path = os.path.join(vm_dir, "kernel.json")
-    initrd = os.path.abspath(os.path.join(vm_dir, "initramfs.cpio"))
+# The kernel tags meson.build builds images for, and their file-name suffix
+# (6.1's files keep their plain names).
+KERNEL_SUFFIX = {"6.1": "", "6.12": "-6.12"}
+
+
+def guest_inputs(vm_dir, kernel="6.1"):
+    sfx = KERNEL_SUFFIX[kernel]
+    info_path = os.path.join(vm_dir, f"kernel{sfx}.json")
+    initrd = os.path.abspath(os.path.join(vm_dir, f"initramfs{sfx}.cpio"))
     if not os.path.exists(info_path) or not os.path.exists(initrd):
         raise Skip(f"guest image not built ({info_path}, {initrd}): "
                    f"meson compile -C BUILDDIR guest-initramfs")
@@ -80,8 +86,11 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                  "capture-check.json", "capture-check.rc", "mount.txt", "cached.txt",
                  "uname.txt", "dmesg.txt", "commands.log", "scenario",
                  "profile.json", "profile.rc", "profile-dd.json", "profile-dd.rc",
-                 "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc"):
+                 "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc",
+                 "mount-first.txt", "mountinfo-first.txt", "regions.txt") + tuple(
+                     n for n in files if n.startswith(("host/", "kernel-"))):
         if name in files:
+            os.makedirs(os.path.dirname(os.path.join(meta, name)), exist_ok=True)
             with open(os.path.join(meta, name), "wb") as f:
                 f.write(files[name])
     log(f"capture: stored {len(capture)} files in {dest}")
@@ -105,6 +114,8 @@ def main():
     ap.add_argument("--human", action="store_true", help="print daxprobe's human report")
     ap.add_argument("--no-assert", action="store_true", help="boot and show, do not assert")
     ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
+    ap.add_argument("--kernel", default="6.1", choices=sorted(KERNEL_SUFFIX),
+                    help="which Debian kernel's image to boot (6.1: Debian 12, 6.12: Debian 13)")
     args = ap.parse_args()
 
     try:
@@ -114,12 +125,13 @@ def main():
         if scenario is None:
             log(f"unknown scenario {args.scenario}; known: {', '.join(scenarios.SCENARIOS)}")
             return 99
-        info, initrd = guest_inputs(args.vm_dir)
+        info, initrd = guest_inputs(args.vm_dir, args.kernel)
         # Each run keeps its console and results under BUILDDIR/tests/vm/runs/.
-        last = os.path.join(args.vm_dir, "runs", args.scenario)
+        run_name = args.scenario + KERNEL_SUFFIX[args.kernel]
+        last = os.path.join(args.vm_dir, "runs", run_name)
         guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
                       label_size=scenario.label_size, capture=args.capture,
-                      human=args.human, keep=args.keep)
+                      human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem)
         files = {}
         error = None
         try:
@@ -175,7 +187,7 @@ def main():
         if args.human:
             log(files.get("check.txt", b"(no human report)\n").decode(errors="replace"))
         if args.capture:
-            store_capture(args.scenario, files, args.fixtures, args.daxprobe)
+            store_capture(run_name, files, args.fixtures, args.daxprobe)
         if args.no_assert:
             return 0
 

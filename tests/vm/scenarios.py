@@ -12,6 +12,7 @@ See tests/vm/README.md.
 import json
 
 import collector_scenario
+import verdict_checks
 from workload_checks import (expect_exercise_dax, expect_exercise_page_cache,
                              expect_profile_cmd, expect_profile_dd)
 
@@ -316,6 +317,11 @@ def check_fsdax_ext4_nodax(c, res):
         if c.check(f is not None, "files[] entry for --path /mnt/pmem/testfile"):
             resident = (f.get("residency") or {}).get("resident_bytes") or 0
             c.check(resident >= 30 * MiB, f"file resident_bytes {resident} >= 30 MiB")
+            # cachestat(2) exists from 6.5 (Debian 13's 6.12), not on 6.1: mincore there.
+            rel = kernel_release(res)
+            if c.check(rel is not None, f"guest kernel release in uname.txt: {res.text('uname.txt')!r}"):
+                want = "cachestat" if rel >= (6, 5) else "mincore"
+                c.eq((f.get("residency") or {}).get("method"), want, f"residency method on {rel}")
             c.check(not f.get("statx_dax"), "file statx_dax false")
     p = profile_of(c, res)
     if p is not None:
@@ -520,8 +526,10 @@ class Scenario:
     guest.agent_sock), returning a dict merged into the results as
     "host/<key>" entries so check() can assert on it; timeout: seconds."""
 
-    def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None):
+    def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None,
+                 virtio_pmem=False):
         self.name = name
+        self.virtio_pmem = virtio_pmem
         self.check = check
         self.nvdimm = nvdimm
         self.label_size = label_size
@@ -541,7 +549,30 @@ SCENARIOS = {s.name: s for s in [
     Scenario("agent-reconnect", check_agent_reconnect, host=agent_reconnect_host),
     Scenario("collector-reconnect", collector_scenario.check_collector_reconnect,
              host=collector_scenario.collector_reconnect_host),
+    Scenario("mount-history-ext4", verdict_checks.check_mount_history_ext4),
+    Scenario("mount-history-xfs", verdict_checks.check_mount_history_xfs),
+    Scenario("mount-history-fsdax", verdict_checks.check_mount_history_fsdax),
+    Scenario("dax-inode", verdict_checks.check_dax_inode),
+    Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
+    Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True,
+             host=verdict_checks.virtio_pmem_host),
 ]}
+
+
+def kernel_release(res):
+    """(major, minor) of the guest kernel from uname.txt, or None."""
+    import re
+    m = re.search(r" (\d+)\.(\d+)\.", res.text("uname.txt"))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def expect_kernel_healthy(c, res):
+    """No oops in the guest: on 6.12 cachestat(2) on a DAX file oopses the
+    kernel (workingset_test_recent), so this is where daxprobe's guard (never
+    cachestat a DAX file) is proven, in every scenario."""
+    log = res.text("dmesg.txt")
+    for bad in ("Oops", "BUG:", "workingset_test_recent", "Call Trace"):
+        c.check(bad not in log, f"guest kernel log has {bad!r}:\n{log[log.find(bad) - 500:][:1500]}")
 
 
 def run_checks(scenario, files):
@@ -550,6 +581,7 @@ def run_checks(scenario, files):
     c.check(not res.text("error.txt"), res.text("error.txt"))
     c.check(not res.text("host/error.txt"), res.text("host/error.txt"))
     scenario.check(c, res)
+    expect_kernel_healthy(c, res)
     # The reference comparison applies everywhere, including no NFIT (both empty).
     if res.check is not None:
         compare_with_ndctl(c, res)

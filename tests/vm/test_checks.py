@@ -23,9 +23,11 @@ FIXTURES = os.path.join(os.path.dirname(HERE), "fixtures")
 def load(name):
     d = os.path.join(FIXTURES, name, "_vm")
     files = {}
-    for fn in os.listdir(d):
-        with open(os.path.join(d, fn), "rb") as f:
-            files[fn] = f.read()
+    for root, _, names in os.walk(d):
+        for fn in names:
+            p = os.path.join(root, fn)
+            with open(p, "rb") as f:
+                files[os.path.relpath(p, d)] = f.read()
     return files
 
 
@@ -47,8 +49,13 @@ def with_json(files, fname, mutate):
     return out
 
 
+def scenario_of(name):
+    """A fixture's scenario: NAME, or NAME-6.12 when captured on Debian 13's kernel."""
+    return scenarios.SCENARIOS.get(name) or scenarios.SCENARIOS.get(name.removesuffix("-6.12"))
+
+
 def failures(name, files):
-    c, _ = scenarios.run_checks(scenarios.SCENARIOS[name], files)
+    c, _ = scenarios.run_checks(scenario_of(name), files)
     return c.failures
 
 
@@ -56,7 +63,7 @@ def captured():
     if not os.path.isdir(FIXTURES):
         return []
     return sorted(n for n in os.listdir(FIXTURES)
-                  if n in scenarios.SCENARIOS
+                  if scenario_of(n)
                   and os.path.exists(os.path.join(FIXTURES, n, "_vm", "check.json")))
 
 
@@ -266,7 +273,7 @@ def profile_rc(files, name):
 def kernel_log(files, name):
     log = files.get("dmesg.txt", b"")
     for line in (b"Turning off DAX", b"DAX unsupported by block device"):
-        if line in log and scenarios.SCENARIOS[name].check in (scenarios.check_raw_xfs, scenarios.check_raw_ext4):
+        if line in log and scenario_of(name).check in (scenarios.check_raw_xfs, scenarios.check_raw_ext4):
             return dict(files, **{"dmesg.txt": log.replace(line, b"(edited out)")})
     return None
 
@@ -367,6 +374,56 @@ def map_sync(files, name):
     return with_json(files, "check.json", lambda d: scenarios.pmem_mount(d)["map_sync"].__setitem__("ok", False))
 
 
+def guest_oops(files, name):
+    # What 6.12 logs when cachestat(2) touches a DAX file.
+    oops = (b"BUG: unable to handle page fault for address: ffffffffffffff8e\n"
+            b"RIP: 0010:workingset_test_recent+0x2a/0x1a0\n")
+    return dict(files, **{"dmesg.txt": files.get("dmesg.txt", b"") + oops})
+
+
+def history_as_current(files, name):
+    doc = json.loads(files["check.json"])
+    if not any(m.get("kmsg_history") for m in doc.get("mounts") or []):
+        return None
+
+    def m(doc):
+        for mnt in doc["mounts"]:
+            mnt["kmsg"] += [h["message"] for h in mnt.get("kmsg_history") or []]
+            mnt["kmsg_history"] = []
+    return with_json(files, "check.json", m)
+
+
+def residency_method(files, name):
+    f = scenarios.file_entry(json.loads(files["check.json"]), "/mnt/pmem/testfile")
+    if not f or (f.get("residency") or {}).get("method") not in ("cachestat", "mincore"):
+        return None
+
+    def m(doc):
+        r = scenarios.file_entry(doc, "/mnt/pmem/testfile")["residency"]
+        r["method"] = "mincore" if r["method"] == "cachestat" else "cachestat"
+    return with_json(files, "check.json", m)
+
+
+def host_backends(files, name):
+    q = files.get("host/query.json")
+    if not q:
+        return None
+    doc = json.loads(q)
+    b = doc["vms"][0]["host"]["nvdimm_backends"][-1]
+    b["persistence"] = "none" if b["persistence"] != "none" else "page_cache"
+    return dict(files, **{"host/query.json": json.dumps(doc).encode()})
+
+
+def kernel_statx(files, name):
+    names = [n for n in files if n.startswith("kernel-") and n.endswith(".txt")]
+    if not names:
+        return None
+    text = files[names[0]].decode()
+    flipped = text.replace("attributes=0x200000", "attributes=0x0") if "attributes=0x200000" in text \
+        else text.replace("attributes=0x0", "attributes=0x200000")
+    return dict(files, **{names[0]: flipped.encode()})
+
+
 MUTATIONS = {
     "cache (Cached delta)": cache_delta,
     "profile: dax": profile_field("dax"),
@@ -384,6 +441,11 @@ MUTATIONS = {
     "devdax chardev": devdax_chardev,
     "nfit.present": nfit_present,
     "map_sync": map_sync,
+    "guest oops": guest_oops,
+    "kmsg history as current": history_as_current,
+    "residency method": residency_method,
+    "kernel statx": kernel_statx,
+    "host backends": host_backends,
 }
 
 

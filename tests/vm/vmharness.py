@@ -68,6 +68,8 @@ class Guest:
         self.agent_sock = os.path.join(self.dir, "agent.sock")
         self.control_sock = os.path.join(self.dir, "control.sock")
         self.nvdimm_path = os.path.join(self.dir, "nvdimm.img")
+        # Beside an NVDIMM, virtio-pmem gets a backing file of its own.
+        self.vpmem_path = os.path.join(self.dir, "vpmem.img") if nvdimm else self.nvdimm_path
         self.proc = None
         self.reader = None
         self.done = threading.Event()
@@ -100,7 +102,7 @@ class Guest:
                     "-device", dimm]
         if self.virtio_pmem:
             cmd += ["-object", f"memory-backend-file,id=vpm0,share=on,"
-                               f"mem-path={self.nvdimm_path},size={self.nvdimm_size}",
+                               f"mem-path={self.vpmem_path},size={self.nvdimm_size}",
                     "-device", "virtio-pmem-pci,memdev=vpm0,id=vpmem0"]
         if self.disk:
             cmd += ["-drive", f"file={self.disk},format=raw,if=none,id=disk0",
@@ -116,9 +118,11 @@ class Guest:
 
     def __enter__(self):
         # A caller may have put a prepared backing file there (the appliance).
-        if (self.nvdimm or self.virtio_pmem) and not os.path.exists(self.nvdimm_path):
-            with open(self.nvdimm_path, "wb") as f:
-                f.truncate(_size_bytes(self.nvdimm_size))
+        for path, wanted in ((self.nvdimm_path, self.nvdimm or self.virtio_pmem),
+                             (self.vpmem_path, self.virtio_pmem)):
+            if wanted and not os.path.exists(path):
+                with open(path, "wb") as f:
+                    f.truncate(_size_bytes(self.nvdimm_size))
         cmd = self.command()
         with open(os.path.join(self.dir, "qemu-cmd.txt"), "w") as f:
             f.write(" ".join(cmd) + "\n")
@@ -180,8 +184,9 @@ class Guest:
                 self.reader.join(timeout=10)
                 self.proc.stdout.close()
         # The backing file is up to 512M of real data after mkfs: never keep it.
-        if os.path.exists(self.nvdimm_path):
-            os.unlink(self.nvdimm_path)
+        for path in {self.nvdimm_path, self.vpmem_path}:
+            if os.path.exists(path):
+                os.unlink(path)
         if not self.keep and exc[0] is None:
             shutil.rmtree(self.dir, ignore_errors=True)
         return False

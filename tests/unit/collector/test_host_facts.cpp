@@ -55,6 +55,22 @@ TEST_CASE("key=value backends: escapes, share default off, host DAX fs", "[colle
     CHECK_FALSE(b[0].share);
 }
 
+TEST_CASE("virtio-pmem backends are found beside NVDIMM ones", "[collector][hostfacts]")
+{
+    auto b = parseNvdimmBackends({"qemu", "-object",
+                                  "memory-backend-file,id=mem1,share=on,mem-path=/n.img,size=512M",
+                                  "-device", "nvdimm,id=nvdimm1,memdev=mem1", "-object",
+                                  "memory-backend-file,id=vpm0,share=on,mem-path=/v.img,size=512M",
+                                  "-device", "virtio-pmem-pci,memdev=vpm0,id=vpmem0", "-object",
+                                  "memory-backend-file,id=ram,mem-path=/ram.img,size=1G"});
+    REQUIRE(b.size() == 2);
+    CHECK(b[0].device == "nvdimm");
+    CHECK(b[1].device == "virtio-pmem-pci");
+    CHECK(b[1].memPath == "/v.img");
+    CHECK(b[1].share);
+    CHECK(toJson(QemuFacts{1, 0, 0, b, {}})["nvdimm_backends"][1]["device"] == "virtio-pmem-pci");
+}
+
 TEST_CASE("missing process is reported, not fatal", "[collector][hostfacts]")
 {
     auto root = Root::open(COLLECTOR_FIXTURES "/qemu");
