@@ -183,6 +183,9 @@ void Collector::refreshFacts(Channel &c, std::int64_t now)
     QemuFacts facts = readQemuFacts(*root, pid);
     if (auto r = store_.setHostFacts(c.config().name, toJson(facts)); !r)
         spdlog::debug("{}: {}", c.config().name, r.error().describe());
+    else
+        spdlog::debug("{}: host facts stored ({} backing file(s))", c.config().name,
+                      facts.backends.size());
     metrics_->update(c.config().name, [&](VmMetrics &m) { m.qemu = std::move(facts); });
 }
 

@@ -224,6 +224,8 @@ def virtio_pmem_host(guest, log):
         coll = collector_scenario.CollectorProc(binary, guest.agent_sock, state, log)
         try:
             coll.wait_for("/1 (", 180)
+            # Host facts are read within a staggered spread after connecting.
+            coll.wait_for("host facts stored", 180)
             q = subprocess.run([binary, "query", "--state-dir", state, "--json"],
                                capture_output=True, text=True, timeout=60)
             out["query.json"] = q.stdout
