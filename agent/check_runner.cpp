@@ -72,6 +72,7 @@ CheckOutcome live(const CheckOptions &options)
     g.live = options.root == "/";
     g.activeChecks = options.activeChecks;
     g.paths = options.paths;
+    g.kmsg = options.kmsg;
     Facts facts = gatherFacts(*root, g);
     CheckOutcome out = render(facts, options);
 

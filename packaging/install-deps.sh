@@ -14,7 +14,7 @@ packages="
     libsqlite3-dev libcpp-httplib-dev libsystemd-dev
     clang libclang-rt-14-dev
     qemu-system-x86 busybox-static ndctl daxctl e2fsprogs xfsprogs kmod cpio xz-utils zstd socat sqlite3
-    linux-perf
+    linux-perf strace vmtouch
 "
 
 missing=""

@@ -9,10 +9,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <libpmem.h>
-
-#include "unique_fd.h"
-#include "result.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "probes/libpmem_loader.h"
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
@@ -112,15 +111,22 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
 
     // libpmem's own verdict on the same kind of file: is_pmem is true only
     // when it got a MAP_SYNC (or device-dax) mapping.
+    // Loaded here, not at program start: only this check needs it.
+    auto pmem = LibPmem::load();
+    if (!pmem) {
+        if (ev.error.empty() && !ev.ok)
+            ev.error = pmem.error().describe();
+        return ev;
+    }
     std::size_t mapped = 0;
     int isPmem = 0;
-    void *p = pmem_map_file(dir.c_str(), kTestFileSize, PMEM_FILE_CREATE | PMEM_FILE_TMPFILE,
-                            0600, &mapped, &isPmem);
+    void *p = pmem->mapFile(dir.c_str(), kTestFileSize,
+                            LibPmem::kFileCreate | LibPmem::kFileTmpfile, 0600, &mapped, &isPmem);
     if (p) {
-        ev.isPmem = isPmem && pmem_is_pmem(p, mapped);
-        pmem_unmap(p, mapped);
+        ev.isPmem = isPmem && pmem->isPmem(p, mapped);
+        pmem->unmap(p, mapped);
     } else if (ev.error.empty() && !ev.ok) {
-        ev.error = pmem_errormsg();
+        ev.error = pmem->errorMessage();
     }
     return ev;
 }

@@ -1,7 +1,7 @@
 #include "gather.h"
 
 #include "dax_evidence.h"
-#include "ndctl_topology.h"
+#include "probes/sysfs_topology.h"
 #include "root_facts.h"
 #include "text_util.h"
 
@@ -24,8 +24,8 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
     Facts facts;
     // Topology first: it names the pmem block devices the root reads look at.
     if (options.live)
-        facts.topology = readTopologyWithNdctl(root);
-    readRootFacts(root, facts);
+        facts.topology = readTopologyFromSysfs(root);
+    readRootFacts(root, facts, options.kmsg);
     if (!options.live)
         return facts;
 

@@ -52,7 +52,7 @@ bool isDaxCandidate(const Facts &facts, const MountEntry &mount)
     return isPmemName(deviceName(mount.source));
 }
 
-void readRootFacts(const Root &root, Facts &facts)
+void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg)
 {
     if (auto r = root.readAttr("proc/sys/kernel/osrelease"))
         facts.kernelRelease = *r;
@@ -70,7 +70,8 @@ void readRootFacts(const Root &root, Facts &facts)
     storeOrDescribe(root.readFile("proc/meminfo").and_then(parseMeminfo), facts.meminfo,
                     facts.meminfoError);
 
-    facts.kmsg = readKmsg(root);
+    // The agent keeps the log open and reads only what is new (kmsg.h).
+    facts.kmsg = kmsg ? kmsg->read(root) : readKmsg(root);
     // perf availability is a live fact (set by the caller or a capture's
     // live.json); keep it.
     PerfAvailability perf = facts.faults.perf;

@@ -9,7 +9,7 @@ namespace daxprobe {
 // block devices, meminfo, vmstat, kmsg, tracefs). Used by live runs and by
 // replay of a capture; expects facts.topology filled first, since it names
 // the pmem block devices.
-void readRootFacts(const Root &root, Facts &facts);
+void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg = nullptr);
 
 // Mounts daxprobe examines: those on a pmem block device, and those with a
 // dax option whatever their device.

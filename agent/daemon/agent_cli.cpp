@@ -1,10 +1,13 @@
 #include "agent_cli.h"
 
+#include <memory>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "check_runner.h"
 #include "daemon_port.h"
+#include "kmsg.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"
@@ -48,10 +51,14 @@ int runAgent(const DaemonOptions &options)
         return 2;
     }
     AgentHooks hooks;
-    hooks.check = [root = options.root, active = options.activeChecks] {
+    // One kernel log reader for the daemon's life: each check reads only the
+    // records logged since the last one.
+    auto kmsg = std::make_shared<KmsgReader>();
+    hooks.check = [root = options.root, active = options.activeChecks, kmsg] {
         CheckOptions co;
         co.root = root;
         co.activeChecks = active;
+        co.kmsg = kmsg.get();
         return runCheck(co).report;
     };
     hooks.metrics = [root = options.root] { return collectMetrics(root); };

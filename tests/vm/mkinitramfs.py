@@ -44,6 +44,10 @@ BINARIES = {
 
 CONFIG_FILES = ["/etc/mke2fs.conf"]
 
+# Libraries daxprobe dlopen()s rather than links (ldd cannot see them):
+# libpmem only for the MAP_SYNC check on a DAX mount.
+DLOPENED = ["libpmem.so.1"]
+
 
 class Image:
     """Collects entries (path -> (kind, data/target, mode)) and writes newc."""
@@ -131,6 +135,16 @@ def add_dynamic(img, dest, src):
         if m:
             lib = m.group(1)
             img.add_file(lib, lib)
+
+
+def find_library(soname):
+    """The host path of `soname` as the loader would find it (ldconfig's cache)."""
+    p = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, check=True)
+    for line in p.stdout.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" ")[0] == soname and "x86-64" in name:
+            return path
+    raise RuntimeError(f"{soname} not found by ldconfig -p (daxprobe dlopen()s it)")
 
 
 def parse_modules_dep(moddir):
@@ -230,6 +244,9 @@ def build(info, daxprobe, guest_dir, out, *, modules=MODULES, tools=True, load=N
             add_dynamic(img, dest, src)
     copy = stripped(daxprobe, out + ".daxprobe")
     add_dynamic(img, "/usr/bin/daxprobe", copy)
+    for soname in DLOPENED:
+        lib = find_library(soname)
+        add_dynamic(img, lib, lib)
     img.deps.discard(os.path.realpath(copy))
     img.deps.add(os.path.realpath(daxprobe))
     for c in CONFIG_FILES if tools else []:

@@ -3,7 +3,9 @@
 // refused). The DAX side is exercised in the guest scenarios (tests/vm).
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <string>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "dax_evidence.h"
+#include "kmsg.h"
 #include "residency.h"
 
 using namespace daxprobe;
@@ -108,4 +111,53 @@ TEST_CASE("findRegularFile stays on the mount and finds files below the top", "[
     std::string found = findRegularFile(f.dir, major(st.st_dev), minor(st.st_dev));
     CHECK(found == f.dir + "/a/b/deep");
     CHECK(findRegularFile(f.dir, major(st.st_dev) + 1, minor(st.st_dev)).empty());
+}
+
+TEST_CASE("the agent's kernel log reader resumes where it stopped", "[live][kmsg]")
+{
+    // Writing to /dev/kmsg needs root (as reading it may, with dmesg_restrict).
+    UniqueFD writer(::open("/dev/kmsg", O_WRONLY | O_CLOEXEC));
+    if (!writer) {
+        WARN("cannot write /dev/kmsg here (" << std::strerror(errno) << "): not tested");
+        return;
+    }
+    auto root = Root::open("/");
+    REQUIRE(root);
+    KmsgReader reader;
+    KmsgFacts first = reader.read(*root);
+    if (!first.readable) {
+        WARN("cannot read /dev/kmsg here (" << first.error << "): not tested");
+        return;
+    }
+    CHECK(reader.resumed() == 0);
+
+    // A record logged between two checks: the second check sees it, having
+    // read only what came after the first (it kept the log open).
+    std::string mark = "daxprobe unit test: dax kmsg reader mark " + std::to_string(::getpid());
+    // With its newline, or the kernel holds the record open for a continuation.
+    std::string line = mark + "\n";
+    REQUIRE(::write(writer.get(), line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+    KmsgFacts second = reader.read(*root);
+    CHECK(reader.resumed() == 1);
+    CHECK(second.readable);
+    REQUIRE_FALSE(second.records.empty());
+    CHECK(second.records.back().message == mark);
+    // What the first read kept is still there: the facts are the whole log's.
+    CHECK(second.records.size() >= std::min<std::size_t>(first.records.size() + 1, 256));
+
+    // The one-shot read (the whole log in one syslog(2) call) keeps the same
+    // records as the reader that went through /dev/kmsg record by record.
+    KmsgFacts whole = readKmsg(*root);
+    REQUIRE(whole.readable);
+    REQUIRE_FALSE(whole.records.empty());
+    CHECK(whole.records.back().message == mark);
+    CHECK(whole.records.back().device == second.records.back().device);
+    if (first.records.size() + 1 < 256) { // nothing dropped by the bound on either side
+        REQUIRE(whole.records.size() == second.records.size());
+        for (std::size_t i = 0; i < whole.records.size(); ++i) {
+            INFO("record " << i);
+            CHECK(whole.records[i].message == second.records[i].message);
+            CHECK(whole.records[i].level == second.records[i].level);
+        }
+    }
 }

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "base/result.h"
+#include "base/unique_library.h"
+
+namespace daxprobe
+{
+
+// libpmem, loaded on first use: only the MAP_SYNC check on a DAX mount needs
+// it, and linked in it cost every check its dependencies (libndctl, libdaxctl,
+// libudev, libkmod, libcrypto...: ~2/3 of the relocations and page faults of
+// a check that finds no DAX mount). The library closes with this object.
+class LibPmem
+{
+  public:
+    // pmem_map_file() flags (libpmem.h's PMEM_FILE_*).
+    static constexpr int kFileCreate = 1 << 0;
+    static constexpr int kFileTmpfile = 1 << 3;
+
+    // "libpmem.so.1", the soname Debian's libpmem1 ships.
+    static Result<LibPmem> load(const std::string &soname = "libpmem.so.1");
+
+    void *mapFile(const char *path, std::size_t len, int flags, unsigned mode,
+                  std::size_t *mappedLen, int *isPmem) const
+    {
+        return mapFile_(path, len, flags, mode, mappedLen, isPmem);
+    }
+    int isPmem(const void *addr, std::size_t len) const { return isPmem_(addr, len); }
+    int unmap(void *addr, std::size_t len) const { return unmap_(addr, len); }
+    const char *errorMessage() const { return errormsg_(); }
+
+  private:
+    using MapFile = void *(*)(const char *, std::size_t, int, unsigned, std::size_t *, int *);
+    using IsPmem = int (*)(const void *, std::size_t);
+    using Unmap = int (*)(void *, std::size_t);
+    using ErrorMsg = const char *(*)();
+
+    UniqueLibrary lib_;
+    MapFile mapFile_ = nullptr;
+    IsPmem isPmem_ = nullptr;
+    Unmap unmap_ = nullptr;
+    ErrorMsg errormsg_ = nullptr;
+};
+
+} // namespace daxprobe
