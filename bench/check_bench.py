@@ -129,7 +129,7 @@ def find_build_file(build, rel):
 
 def cmd_native(args):
     rusage = find_build_file(args.build, "bench/run_rusage")
-    daxprobe = find_build_file(args.build, "agent/daxprobe")
+    daxprobe = args.daxprobe or find_build_file(args.build, "agent/daxprobe")
     with tempfile.TemporaryDirectory(prefix="checkbench-") as d:
         file = os.path.join(d, "file")
         with open(file, "wb") as f:
@@ -203,6 +203,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     n = sub.add_parser("native")
     n.add_argument("--runs", type=int, default=15)
+    n.add_argument("--daxprobe", help="another daxprobe binary (e.g. an older build) to compare")
     g = sub.add_parser("guest")
     g.add_argument("--runs", type=int, default=15)
     g.add_argument("--kernel", default="6.1", choices=["6.1", "6.12"])
