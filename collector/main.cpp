@@ -1,10 +1,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "collector.h"
+#include "logging.h"
 #include "query.h"
+#include "version.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;
@@ -52,8 +53,11 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
 
 int main(int argc, char **argv)
 {
-    CLI::App app{"daxprobe-collector: gathers daxprobe guest reports on the host"};
+    CLI::App app{"daxprobe-collector: gathers daxprobe guest reports on the host",
+                 "daxprobe-collector"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", versionString());
+    app.set_help_all_flag("--help-all", "Show the options of every subcommand");
 
     CollectorOptions o;
     std::vector<std::string> sockets;
@@ -94,7 +98,7 @@ int main(int argc, char **argv)
     if (query->parsed())
         return runQuery(qStateDir.empty() ? defaultStateDir() : qStateDir, qVm, qLimit, qJson);
 
-    spdlog::set_default_logger(spdlog::stderr_color_mt("daxprobe-collector"));
+    setupLogging("daxprobe-collector");
     if (!config.empty()) {
         // Command-line flags win over the file: load the file first, then re-apply them.
         CollectorOptions fromFile;
