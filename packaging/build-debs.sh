@@ -6,8 +6,7 @@
 #
 # dpkg-buildpackage writes its results next to the source tree, so it runs
 # on a copy in OUTDIR/daxprobe (the tracked files, uncommitted changes
-# included): nothing is written outside OUTDIR. The copy has no .git, so
-# the packaged version is the release version alone.
+# included): nothing is written outside OUTDIR.
 #
 # ccache: the CI's own build exports the same dpkg-buildflags, and with
 # CCACHE_BASEDIR (this tree), CCACHE_NOHASHDIR and -ffile-prefix-map left
