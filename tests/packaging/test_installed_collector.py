@@ -12,12 +12,14 @@ it on /metrics, build_info included.
 Usage (root, after apt-get install ./daxprobe-collector_*.deb):
   test_installed_collector.py /path/to/daxprobe   (the agent binary)"""
 import os
+import queue
 import re
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -28,13 +30,34 @@ def unit_values(key):
     return [m[1] for m in re.finditer(rf"^{key}=(.*)$", open(UNIT).read(), re.M)]
 
 
-def read_until(stream, needle, seen):
-    for line in stream:
-        seen.append(line.rstrip())
-        print("collector:", line.rstrip())
+def line_reader(stream):
+    """The collector's log lines on a queue, so a wait for one is bounded."""
+    q = queue.Queue()
+
+    def pump():
+        for line in stream:
+            q.put(line.rstrip())
+        q.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return q
+
+
+def read_until(lines, needle, seen):
+    """True once a log line contains needle; False at EOF or when the
+    collector says nothing for 60 s (a bound on a hang, not a wait)."""
+    while True:
+        try:
+            line = lines.get(timeout=60)
+        except queue.Empty:
+            print(f"no log line for 60 s while waiting for {needle!r}")
+            return False
+        if line is None:
+            return False
+        seen.append(line)
+        print("collector:", line)
         if needle in line:
             return True
-    return False
 
 
 def metrics(port):
@@ -61,18 +84,19 @@ def inner(agent):
          f"--inh-caps={capset}", f"--ambient-caps={capset}", f"--bounding-set=-all,{capset}",
          *argv], stderr=subprocess.PIPE, text=True, env=env)
     seen = []
+    lines = line_reader(coll.stderr)
     target = "/var/lib/libvirt/qemu/channel/target"
-    if not read_until(coll.stderr, "does not exist (yet)", seen):
+    if not read_until(lines, "does not exist (yet)", seen):
         failures.append("the collector did not log the missing watch dir")
     domain = f"{target}/domain-1-ci"
     os.makedirs(domain, mode=0o750)
     agent_p = subprocess.Popen([agent, "agent", "--listen", f"{domain}/org.daxprobe.agent.0",
                                 "--no-active"], stderr=subprocess.DEVNULL)
     try:
-        if not read_until(coll.stderr, "appeared", seen):
+        if not read_until(lines, "appeared", seen):
             failures.append("the collector did not log the watch dir appearing")
         # The socket may be created after the dir: the next event picks it up.
-        if not read_until(coll.stderr, "discovered ci", seen):
+        if not read_until(lines, "discovered ci", seen):
             failures.append("the collector did not discover the VM")
         # The report's path (connect, greeting, check, store) has no log line
         # of its own: poll /metrics for it, bounded in attempts.
