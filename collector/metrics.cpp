@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "store.h"
+#include "version.h"
 
 namespace daxprobe::collector
 {
@@ -249,6 +250,10 @@ std::string MetricsRegistry::render() const
     family("daxprobe_collector_http_connections_limit", "gauge",
            "At most this many /metrics connections are served at once; more wait in the backlog");
     out += fmt::format("daxprobe_collector_http_connections_limit {}\n", httpLimit_);
+    family("daxprobe_build_info", "gauge",
+           "Always 1: the collector's version and the git revision it was built from");
+    out += fmt::format("daxprobe_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
+                       escapeLabel(projectVersion()), escapeLabel(vcsRevision()));
     return out;
 }
 
