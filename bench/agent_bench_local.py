@@ -70,9 +70,11 @@ def run_local(args, daxprobe, echo, qga, bench):
         for r in range(args.rounds):
             rec = {k: [] for k in ("agent_ping", "qga_ping", "agent_check", "qga_fsinfo", "echo")}
             sock, start = os.path.join(tmp, "agent.sock"), os.path.join(tmp, "start.txt")
+            logf = open(os.path.join(tmp, "agent.log"), "w+")
+            # TZ=UTC: the log's local-time stamps read back as UTC (startup_split).
             p = subprocess.Popen([echo, "exec-timed", start, daxprobe, "agent", "--listen", sock,
                                   "--interval", "3600", "--recheck", "0"],
-                                 stderr=subprocess.DEVNULL)
+                                 stderr=logf, env=dict(os.environ, TZ="UTC"))
             try:
                 a = connect(sock, p)
                 al = bench.Lines(a)
@@ -81,11 +83,14 @@ def run_local(args, daxprobe, echo, qga, bench):
                 ts = rep.get("timestamp") or {}
                 built = ts.get("seconds", 0) * 1000000 + ts.get("microseconds", 0)
                 with open(start) as f:
-                    rec["first_report_ms"] = (built - int(f.read())) / 1000
+                    start_us = int(f.read())
+                rec["first_report_ms"] = (built - start_us) / 1000
                 for i in range(args.warmup + args.pings):
                     seq[0] += 1
-                    t, _ = bench.rtt(a, al, b'{"execute":"ping","id":%d}\n' % seq[0],
-                                     bench.is_return(seq[0]))
+                    t, msg = bench.rtt(a, al, b'{"execute":"ping","id":%d}\n' % seq[0],
+                                       bench.is_return(seq[0]))
+                    if msg.get("return") != {}:
+                        raise GuestError(f"agent ping: {msg}")
                     if i >= args.warmup:
                         rec["agent_ping"].append(t)
                 for i in range(args.warmup + args.pings if q else 0):
@@ -108,6 +113,11 @@ def run_local(args, daxprobe, echo, qga, bench):
                 a.close()
             finally:
                 stop(p)
+                logf.seek(0)
+                rec["agent_log"] = logf.read()[-2000:]
+                logf.close()
+            if rec.get("first_report_ms") is not None:
+                rec["startup"] = stats.startup_split(rec["agent_log"], start_us, built)
             esock = os.path.join(tmp, "echo.sock")
             e = subprocess.Popen([echo, "listen-echo", esock])
             try:

@@ -78,6 +78,24 @@ def memory(files, name):
             "breakdown": smaps_breakdown(files.get(f"{name}.smaps", ""))}
 
 
+LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})\] \[[^]]*\] \[\w+\] (.*)$")
+
+
+def startup_split(log_text, start_us, built_us):
+    """From the agent's log (spdlog, ms resolution, the guest's UTC clock):
+    exec -> 'agent on PORT' (process start: loading, CLI, identity, port
+    lookup) and from there -> the first report built (the start check)."""
+    import datetime
+    for line in log_text.splitlines():
+        m = LOG_TIME.match(line)
+        if m and m.group(2).startswith("agent on "):
+            t = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").replace(
+                tzinfo=datetime.timezone.utc).timestamp() * 1e6
+            return {"exec_to_listening_ms": (t - start_us) / 1000,
+                    "listening_to_report_ms": (built_us - t) / 1000}
+    return None
+
+
 def cpu_per_ping(rounds, text):
     """cpu.txt lines 'ROUND KEY-start|end NS' (the guest process's schedstat)
     -> rounds[i]['cpu_us_per_ping'][KEY]: guest CPU per round trip, µs."""
@@ -88,7 +106,10 @@ def cpu_per_ping(rounds, text):
             marks[(int(parts[0]), parts[1])] = int(parts[2])
     for i, rec in enumerate(rounds, 1):
         out = {}
-        for key, n in rec.get("cpu_pings", {}).items():
+        counts = dict(rec.get("cpu_pings", {}))
+        # Idle intervals: CPU per second with nothing to do (µs per 1 s "ping").
+        counts.update({f"{k}_idle": 1000 for k in counts})
+        for key, n in counts.items():
             a, b = marks.get((i, f"{key}-start")), marks.get((i, f"{key}-end"))
             if a is not None and b is not None and n:
                 out[key] = (b - a) / n / 1000
@@ -104,12 +125,13 @@ def summarise(result):
         series[key] = summary(xs)
     med = {k: v.get("median", float("nan")) for k, v in series.items()}
     first = [r["first_report_ms"] for r in rounds if r.get("first_report_ms") is not None]
+    split = [r["startup"] for r in rounds if r.get("startup")]
     per_round = [ratio(percentile(r["agent_ping"], 50), percentile(r["echo"], 50))
                  for r in rounds if r.get("agent_ping") and r.get("echo")]
     mem = [r["agent_memory"] for r in rounds if r.get("agent_memory")]
     cpu = {k: summary([r["cpu_us_per_ping"][k] for r in rounds
                        if k in r.get("cpu_us_per_ping", {})])
-           for k in ("agent", "echo", "poll_echo")}
+           for k in ("agent", "echo", "poll_echo", "agent_idle", "echo_idle", "poll_echo_idle")}
     return {
         "series_us": series,
         "ratios": {
@@ -120,6 +142,8 @@ def summarise(result):
             "agent_check / qga_fsinfo": ratio(med["agent_check"], med["qga_fsinfo"]),
         },
         "first_report_ms": summary(first),
+        "startup_ms": {k: summary([x[k] for x in split])
+                       for k in ("exec_to_listening_ms", "listening_to_report_ms")},
         "guest_cpu_us_per_ping": cpu,
         "agent_rss_kb": summary([m["status"]["VmRSS"] for m in mem]),
         "agent_hwm_kb": summary([m["status"]["VmHWM"] for m in mem]),
@@ -181,7 +205,10 @@ def table(result):
         lines.append("")
         lines.append("Guest CPU per round trip (schedstat of the guest process, median of rounds): "
                      + ", ".join(f"{k} {v['median']:.0f} µs" for k, v in cpu.items()
-                                 if v.get("n")))
+                                 if not k.endswith("_idle"))
+                     + "; CPU in 1 s with no traffic: "
+                     + ", ".join(f"{k[:-5]} {v['median']:.1f} ms" for k, v in cpu.items()
+                                 if k.endswith("_idle")))
     fr = s["first_report_ms"]
     lines.append("")
     lines.append(f"First report after agent start (exec → report built, "
@@ -189,6 +216,11 @@ def table(result):
                  f"median {fr.get('median', float('nan')):.1f} ms, "
                  f"range {fr.get('min', float('nan')):.1f}-{fr.get('max', float('nan')):.1f} ms "
                  f"(n={fr.get('n', 0)})")
+    su = s.get("startup_ms", {})
+    if su.get("exec_to_listening_ms", {}).get("n"):
+        lines.append(f"  of which exec → 'agent on' (process start, ms-resolution log): median "
+                     f"{su['exec_to_listening_ms']['median']:.0f} ms; then → report built (the "
+                     f"start check): median {su['listening_to_report_ms']['median']:.0f} ms")
     lines.append("")
     lines.append(memory_table(result))
     lines.append("")
