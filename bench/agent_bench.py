@@ -211,15 +211,16 @@ def agent_round(g, a, al, q, ql, args, seq, r):
     g.tell_guest("stop-agent")
     for mode, key in (("echo", "echo"), ("poll-echo", "poll_echo")):
         g.tell_guest(mode)
-        g.tell_guest(f"cpu {r} {key}-start")
         for i in range(args.warmup + args.pings):
+            if i == args.warmup:  # after the warm-up: the process's start is not counted
+                g.tell_guest(f"cpu {r} {key}-start")
             seq[0] += 1
             line = b'{"execute":"ping","id":%d}\n' % seq[0]
             t, _ = rtt(a, al, line, lambda m, i=seq[0]: m.get("id") == i and "execute" in m)
             if i >= args.warmup:
                 rec[key].append(t)
         g.tell_guest(f"cpu {r} {key}-end")
-        rec["cpu_pings"][key] = args.warmup + args.pings
+        rec["cpu_pings"][key] = args.pings
         idle_cpu(g, r, key)
         g.tell_guest("stop-echo")
     return rec
