@@ -144,6 +144,12 @@ void AgentSession::produceReport(std::string_view reason)
         report = {{"schema", "daxprobe.check/1"},
                   {"verdict", {{"code", "check_failed"}, {"summary", e.what()}}}};
     }
+    // A periodic check that finds a verdict changed reports that change: a
+    // mount change that lands while the interval's check runs is seen by that
+    // check, and its own re-check then finds nothing new to report.
+    if (reason == "interval" && !lastFingerprint_.empty() &&
+        fingerprint(report) != lastFingerprint_)
+        reason = "change";
     pushReport(std::move(report), reason);
 }
 

@@ -313,9 +313,6 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     // What is queued goes out before a check can block the loop: the greeting
     // on start, replies, a report.
     flush();
-    runTimers();
-    logNewReports();
-    flush();
 
     // epoll: a wake costs one epoll_wait, not a poll of every fd, and the
     // set changes only when a host comes or goes or output backs up.
@@ -372,6 +369,10 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     // host; with it, a host may have come before O_ASYNC went back on.
     if (portFd_ && !session_.connected())
         probePort();
+    // Timers after the events: a mount change that came with a due interval
+    // is reported as the change it is (its re-check runs first), and the
+    // first call's 0 ms wait makes the start report at once.
+    runTimers();
     logNewReports();
     flush();
     return {};
