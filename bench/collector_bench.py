@@ -49,7 +49,7 @@ def proc_hwm_kib(pid):
     return 0
 
 
-def ingest_once(build, guests, per_guest, window, max_rows):
+def ingest_once(build, guests, per_guest, window, max_rows, rate=0):
     work = tempfile.mkdtemp(prefix="dxbench-")
     try:
         watch, state = os.path.join(work, "channels"), os.path.join(work, "state")
@@ -57,7 +57,8 @@ def ingest_once(build, guests, per_guest, window, max_rows):
         os.mkdir(state)
         load = subprocess.Popen(
             [os.path.join(build, "bench", "fleet_load"), "--dir", watch, "--report", REPORT,
-             "--guests", str(guests), "--reports", str(per_guest), "--window", str(window)],
+             "--guests", str(guests), "--reports", str(per_guest), "--window", str(window)]
+            + (["--rate", str(rate)] if rate else []),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         load.stderr.readline()  # "listening": the sockets exist
         coll = subprocess.Popen(
@@ -97,16 +98,17 @@ def floor_once(build, rows, batch, vms):
 
 def ingest(args):
     print(f"report: {REPORT}; {args.total} reports per run; --max-rows {args.max_rows}; window "
-          f"{args.window or '1000/guests (at most 64)'} unacked per guest")
+          f"{args.window or '1000/guests (at most 64)'} unacked per guest; "
+          + (f"paced at {args.rate} reports/s per guest" if args.rate else "unpaced (saturating)"))
     print("| guests | collector reports/s | floor rows/s | collector/floor | ack p50 ms | "
           "ack p99 ms | collector CPU µs/report | collector peak RSS MiB |")
     print("|---|---|---|---|---|---|---|---|")
     for guests in args.guests:
         per = max(1, args.total // guests)
-        window = args.window or max(1, min(64, 1000 // guests))
+        window = args.window or (64 if args.rate else max(1, min(64, 1000 // guests)))
         runs = []
         for i in range(args.runs):  # interleaved: both see the same noise
-            c = ingest_once(args.build, guests, per, window, args.max_rows)
+            c = ingest_once(args.build, guests, per, window, args.max_rows, args.rate)
             f = floor_once(args.build, per * guests, args.floor_batch, guests)
             c["ratio"] = c["reports_per_s"] / f["rows_per_s"]
             c["floor"] = f["rows_per_s"]
@@ -138,28 +140,33 @@ def query(args):
     exe = os.path.join(args.build, "collector", "daxprobe-collector")
     print(f"{args.samples} invocations per figure and run; report: {REPORT}; 1,000 VMs")
     print("| rows | start only p50 ms | latest p50 ms | latest p99 ms | latest p99 - start p50 ms "
+          "| latest --json p50 ms | latest --json p99 ms | latest --json p99 - start p50 ms "
           "| --vm --json p50 ms | --vm --json p99 ms | --vm --json p99 - start p50 ms |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for rows in args.rows:
         work = tempfile.mkdtemp(prefix="dxquery-")
         try:
             subprocess.run([os.path.join(args.build, "bench", "query_fill"), "--db",
                             os.path.join(work, "collector.db"), "--report", REPORT,
                             "--rows", str(rows), "--vms", "1000"], check=True, stdout=subprocess.DEVNULL)
-            figs = {k: [] for k in ("start", "l50", "l99", "ld", "h50", "h99", "hd")}
+            figs = {k: [] for k in ("start", "l50", "l99", "ld", "j50", "j99", "jd", "h50", "h99",
+                                    "hd")}
             for i in range(args.runs):
                 start = time_cmd([exe, "query", "--state-dir", os.path.join(work, "none")], args.samples)
                 latest = time_cmd([exe, "query", "--state-dir", work], args.samples)
+                latestj = time_cmd([exe, "query", "--state-dir", work, "--json"], args.samples)
                 hist = time_cmd([exe, "query", "--state-dir", work, "--vm", "g0000", "--json"],
                                 args.samples)
                 s50 = pct(start, 0.5)
                 for k, v in (("start", s50), ("l50", pct(latest, 0.5)), ("l99", pct(latest, 0.99)),
-                             ("ld", pct(latest, 0.99) - s50), ("h50", pct(hist, 0.5)),
+                             ("ld", pct(latest, 0.99) - s50), ("j50", pct(latestj, 0.5)),
+                             ("j99", pct(latestj, 0.99)), ("jd", pct(latestj, 0.99) - s50),
+                             ("h50", pct(hist, 0.5)),
                              ("h99", pct(hist, 0.99)), ("hd", pct(hist, 0.99) - s50)):
                     figs[k].append(v)
             f = lambda k: spread(figs[k], "{:.2f}")
-            print(f"| {rows} | {f('start')} | {f('l50')} | {f('l99')} | {f('ld')} | {f('h50')} "
-                  f"| {f('h99')} | {f('hd')} |")
+            print(f"| {rows} | {f('start')} | {f('l50')} | {f('l99')} | {f('ld')} | {f('j50')} "
+                  f"| {f('j99')} | {f('jd')} | {f('h50')} | {f('h99')} | {f('hd')} |")
             sys.stdout.flush()
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -175,6 +182,8 @@ def main():
     ap.add_argument("--window", type=int, default=0,
                     help="unacked reports per guest (0: 1000/guests, at most 64)")
     ap.add_argument("--floor-batch", type=int, default=1000)
+    ap.add_argument("--rate", type=float, default=0,
+                    help="pace each guest at this many reports/s (0: as fast as acks allow)")
     ap.add_argument("--max-rows", type=int, default=1000000,
                     help="the collector's --max-rows (10000, the default, trims once a VM is full)")
     ap.add_argument("--rows", default="10000,100000,1000000")
