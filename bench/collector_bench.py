@@ -87,11 +87,20 @@ def ingest_once(build, guests, per_guest, window, max_rows, rate=0):
 def floor_once(build, rows, batch, vms):
     work = tempfile.mkdtemp(prefix="dxfloor-")
     try:
-        out = subprocess.run(
+        p = subprocess.Popen(
             [os.path.join(build, "bench", "sqlite_floor"), "--db", os.path.join(work, "f.db"),
              "--report", REPORT, "--rows", str(rows), "--batch", str(batch), "--vms", str(vms)],
-            check=True, capture_output=True, text=True).stdout
-        return json.loads(out)
+            stdout=subprocess.PIPE, text=True)
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"sqlite_floor failed: {p.returncode}")
+        r = json.loads(out)
+        # CPU, not wall: on a shared machine the floor's CPU per row is the
+        # fair peer of the collector's CPU per report.
+        r["cpu_us_per_row"] = (ru.ru_utime + ru.ru_stime) * 1e6 / rows
+        return r
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -101,8 +110,9 @@ def ingest(args):
           f"{args.window or '1000/guests (at most 64)'} unacked per guest; "
           + (f"paced at {args.rate} reports/s per guest" if args.rate else "unpaced (saturating)"))
     print("| guests | collector reports/s | floor rows/s | collector/floor | ack p50 ms | "
-          "ack p99 ms | collector CPU µs/report | collector peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|")
+          "ack p99 ms | collector CPU µs/report | floor CPU µs/row | CPU collector/floor "
+          "| reports/s per core of CPU | collector peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for guests in args.guests:
         per = max(1, args.total // guests)
         window = args.window or (64 if args.rate else max(1, min(64, 1000 // guests)))
@@ -112,22 +122,32 @@ def ingest(args):
             f = floor_once(args.build, per * guests, args.floor_batch, guests)
             c["ratio"] = c["reports_per_s"] / f["rows_per_s"]
             c["floor"] = f["rows_per_s"]
+            c["floor_cpu"] = f["cpu_us_per_row"]
+            c["cpu_ratio"] = c["cpu_us_per_report"] / f["cpu_us_per_row"]
+            c["per_core"] = 1e6 / c["cpu_us_per_report"]
             runs.append(c)
             print(f"  run {i + 1}: {json.dumps(c)}", file=sys.stderr)
         col = lambda k: [r[k] for r in runs]
         print(f"| {guests} | {spread(col('reports_per_s'), '{:.0f}')} | {spread(col('floor'), '{:.0f}')} "
               f"| {spread(col('ratio'), '{:.3f}')} | {spread(col('ack_p50_ms'), '{:.2f}')} "
               f"| {spread(col('ack_p99_ms'), '{:.2f}')} | {spread(col('cpu_us_per_report'))} "
-              f"| {spread(col('rss_mib'))} |")
+              f"| {spread(col('floor_cpu'))} | {spread(col('cpu_ratio'), '{:.2f}')} "
+              f"| {spread(col('per_core'), '{:.0f}')} | {spread(col('rss_mib'))} |")
         sys.stdout.flush()
 
 
+CPU = {}  # argv tuple -> CPU ms (user + system) of each invocation
+
+
 def time_cmd(argv, n):
-    out = []
+    """Wall ms of each of n invocations; their CPU ms go to CPU[argv]."""
+    out, cpu = [], CPU.setdefault(tuple(argv), [])
     for _ in range(n):
         t = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, _, ru = os.wait4(p.pid, 0)
         out.append((time.perf_counter() - t) * 1000)
+        cpu.append((ru.ru_utime + ru.ru_stime) * 1000)
     return out
 
 
@@ -143,6 +163,7 @@ def query(args):
           "| latest --json p50 ms | latest --json p99 ms | latest --json p99 - start p50 ms "
           "| --vm --json p50 ms | --vm --json p99 ms | --vm --json p99 - start p50 ms |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    cpu_rows = []
     for rows in args.rows:
         work = tempfile.mkdtemp(prefix="dxquery-")
         try:
@@ -157,6 +178,16 @@ def query(args):
                 latestj = time_cmd([exe, "query", "--state-dir", work, "--json"], args.samples)
                 hist = time_cmd([exe, "query", "--state-dir", work, "--vm", "g0000", "--json"],
                                 args.samples)
+                if i == args.runs - 1:  # CPU of every invocation of every run: p50 and p99
+                    c = lambda *a: CPU.pop(tuple([exe, "query"] + list(a)))
+                    cs, cl, cj, ch = (c("--state-dir", os.path.join(work, "none")),
+                                      c("--state-dir", work), c("--state-dir", work, "--json"),
+                                      c("--state-dir", work, "--vm", "g0000", "--json"))
+                    cpu_rows.append(
+                        f"| {rows} | {pct(cs, .5):.2f} / {pct(cs, .99):.2f} | {pct(cl, .5):.2f} / "
+                        f"{pct(cl, .99):.2f} (+{pct(cl, .99) - pct(cs, .5):.2f}) | {pct(cj, .5):.2f} / "
+                        f"{pct(cj, .99):.2f} (+{pct(cj, .99) - pct(cs, .5):.2f}) | {pct(ch, .5):.2f} / "
+                        f"{pct(ch, .99):.2f} (+{pct(ch, .99) - pct(cs, .5):.2f}) |")
                 s50 = pct(start, 0.5)
                 for k, v in (("start", s50), ("l50", pct(latest, 0.5)), ("l99", pct(latest, 0.99)),
                              ("ld", pct(latest, 0.99) - s50), ("j50", pct(latestj, 0.5)),
@@ -170,6 +201,11 @@ def query(args):
             sys.stdout.flush()
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    print(f"\nCPU ms (user + system, wait4) per invocation, p50 / p99 over {args.runs} x "
+          f"{args.samples}; (+ p99 beyond the start-only p50)")
+    print("| rows | start only | latest | latest --json | --vm g0000 --json |")
+    print("|---|---|---|---|---|")
+    print("\n".join(cpu_rows))
 
 
 def main():

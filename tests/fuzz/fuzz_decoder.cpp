@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         auto text = decodeReportLine(f.text, limits);
         if (!text && m && text.error().code != EPROTO)
             __builtin_trap(); // a message to the DOM, not even JSON to the text path
-        auto dom = m ? parseReportEvent(*m) : Result<ReportEnvelope>(fail("no message"));
+        auto dom = m ? parseReportEvent(*m)
+                     : daxprobe::Result<ReportEnvelope>(daxprobe::fail("no message"));
         if (text && *text) {
             const ReportRecord &r = **text;
             if (!dom || dom->stream != r.stream || dom->seq != r.seq || dom->reason != r.reason ||
