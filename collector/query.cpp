@@ -14,16 +14,22 @@ using nlohmann::json;
 namespace
 {
 
+// UTC, by arithmetic (Howard Hinnant's days-to-civil): gmtime_r and
+// strftime took a fifth of `query`'s own time over 1,000 VMs.
 std::string isoTime(std::int64_t t)
 {
     if (t <= 0)
         return "-";
-    time_t tt = static_cast<time_t>(t);
-    tm tmv{};
-    gmtime_r(&tt, &tmv);
-    char buf[32];
-    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    return buf;
+    std::int64_t days = t / 86400, secs = t % 86400;
+    std::int64_t z = days + 719468, era = z / 146097;
+    std::int64_t doe = z - era * 146097;
+    std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    std::int64_t mp = (5 * doy + 2) / 153;
+    std::int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9;
+    std::int64_t y = yoe + era * 400 + (m <= 2);
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", y, m, d, secs / 3600, secs / 60 % 60,
+                       secs % 60);
 }
 
 std::string orDash(const std::string &s)
@@ -79,6 +85,8 @@ std::string_view rawOrNull(const std::string &text)
 
 std::string printable(std::string_view s)
 {
+    if (std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '\\'; }))
+        return std::string(s); // the common case: nothing to escape
     std::string out;
     for (std::size_t i = 0; i < s.size();) {
         auto c = static_cast<unsigned char>(s[i]);

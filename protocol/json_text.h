@@ -19,7 +19,8 @@ namespace daxprobe::protocol
 // accepts it: RFC 8259 syntax, strings of well-formed UTF-8 (no overlong
 // forms, no encoded surrogates, nothing above U+10FFFF), \u escapes with
 // paired surrogates, numbers that are finite as doubles, an optional UTF-8
-// BOM, whitespace around. Containers nested more than maxDepth deep are
+// BOM, whitespace around; a NUL byte after the value ends the text (nlohmann
+// stops reading there). Containers nested more than maxDepth deep are
 // refused before they are descended into (maxDepth above 1024 counts as
 // 1024). One pass, no allocation. On success, the value without the
 // whitespace (and BOM) around it. Errors: EBADMSG.

@@ -320,7 +320,9 @@ Result<std::string_view> validateJson(std::string_view text, std::size_t maxDept
     }
     std::size_t end = v.pos();
     v.skipWs();
-    if (!v.atEnd())
+    // nlohmann takes a NUL byte for the end of input (for C strings): what
+    // follows it is never read, so the value is all that counts. Likewise.
+    if (!v.atEnd() && body[v.pos()] != '\0')
         return failf(EBADMSG, "message is not valid JSON: text after the value at byte {}",
                      off + v.pos());
     return body.substr(start, end - start);

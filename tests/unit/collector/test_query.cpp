@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <ctime>
+
 #include "query.h"
 
 using namespace daxprobe;
@@ -84,6 +86,22 @@ TEST_CASE("latest JSON is the document a DOM would make, host facts spliced", "[
                               {"host", nullptr}}}}};
     CHECK(j == want);
     CHECK(nlohmann::json::parse(latestJson({}))["vms"].empty());
+}
+
+TEST_CASE("times are UTC ISO 8601, as gmtime_r and strftime write them", "[collector][query]")
+{
+    for (std::int64_t t : {1LL, 59LL, 86399LL, 86400LL, 951782400LL, 951868799LL, 978307200LL,
+                           1709164800LL, 1796217422LL, 4102444799LL, 253402300799LL}) {
+        VmState v;
+        v.lastReportAt = t;
+        time_t tt = static_cast<time_t>(t);
+        tm tmv{};
+        gmtime_r(&tt, &tmv);
+        char want[32];
+        strftime(want, sizeof want, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+        INFO(t);
+        CHECK(nlohmann::json::parse(latestJson({v}))["vms"][0]["last_report"] == want);
+    }
 }
 
 TEST_CASE("history JSON splices the stored text: same document as a parse and dump",

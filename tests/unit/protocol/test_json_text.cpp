@@ -131,8 +131,14 @@ TEST_CASE("validateJson accepts what nlohmann accepts, and only that", "[protoco
     for (const char *t : texts)
         sameAsNlohmann(t);
     sameAsNlohmann(std::string("\"a\0b\"", 5)); // NUL inside a string
-    sameAsNlohmann(std::string(308, '9'));      // a finite integer as a double
-    sameAsNlohmann(std::string(309, '9'));      // overflows
+    // nlohmann ends the input at a NUL byte: after a whole value, the rest is ignored.
+    sameAsNlohmann(std::string("{\"a\":1}\0garbage", 15));
+    sameAsNlohmann(std::string("{\"a\":1} \0{", 10));
+    sameAsNlohmann(std::string("{\"a\":1\0}", 9));
+    sameAsNlohmann(std::string("\0{}", 3));
+    sameAsNlohmann(std::string("1\0", 2));
+    sameAsNlohmann(std::string(308, '9')); // a finite integer as a double
+    sameAsNlohmann(std::string(309, '9')); // overflows
     sameAsNlohmann("[" + std::string(400, '9') + "]");
     sameAsNlohmann("1" + std::string(400, '0') + "e-300"); // finite after all
 }
@@ -315,6 +321,7 @@ TEST_CASE("decodeReportLine agrees with the DOM on hostile lines", "[protocol][j
           std::string(40, '[') + std::string(40, ']') + "}}");
     agree("{\"event\":\"report\",\"data\":{\"stream\":\"ab\",\"seq\":1,\"report\":{}}");
     agree(std::string("{\"event\":\"report\"\0}", 19));
+    agree(line(good) + std::string("\0{\"x\"", 5)); // nlohmann stops at the NUL
 }
 
 TEST_CASE("decodeReportLine keeps the agent's text and reads the codes", "[protocol][json-text]")
