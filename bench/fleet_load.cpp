@@ -101,9 +101,9 @@ void onLine(Guest &g, const std::string &line, const Run &run)
         g.out.push_back(static_cast<char>(0xFF));
         reply = protocol::makeReturn(m->payload["id"], m->id);
         if (!g.pushing && run.rate > 0) // this guest's phase within one period
-            g.due = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(
-                                           double(g.index) / run.guests / run.rate));
+            g.due = Clock::now() +
+                    std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(double(g.index) / run.guests / run.rate));
         g.pushing = true;
     } else if (m->name == "info") {
         reply = protocol::makeReturn({{"protocol", protocol::kProtocolVersion},
