@@ -48,16 +48,12 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
         return 2;
     }
     if (vm.empty()) {
-        auto vms = store->latest();
+        auto vms = store->latest(false); // host facts as stored text: no parse
         if (!vms) {
             fmt::print(stderr, "daxprobe-collector: {}\n", vms.error().describe());
             return 2;
         }
-        // replace: a VM name is a directory entry, not necessarily UTF-8.
-        fmt::print("{}", json ? latestJson(*vms).dump(2, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace) +
-                                    "\n"
-                              : latestTable(*vms));
+        fmt::print("{}", json ? latestJson(*vms) : latestTable(*vms));
         return 0;
     }
     auto hist = store->history(vm, limit, false); // JSON text as stored: no parse

@@ -104,16 +104,13 @@ void MetricsRegistry::setHttpConnections(std::size_t active, std::size_t limit)
     httpLimit_ = limit;
 }
 
-void MetricsRegistry::applyReport(VmMetrics &m, const nlohmann::json &report, std::int64_t now)
+void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportCodes &codes,
+                                  std::int64_t now)
 {
-    m.verdict = verdictCode(report);
+    m.verdict = codes.verdict;
     m.lastReportAt = now;
     m.mounts.clear();
-    auto it = report.find("mounts");
-    if (it == report.end() || !it->is_array())
-        return;
-    for (const auto &mount : *it) {
-        std::string code = verdictCode(mount);
+    for (const std::string &code : codes.mounts) {
         // Only the documented codes: a guest must not mint label values at will.
         for (const char *known : kMountVerdicts)
             if (code == known)
