@@ -10,6 +10,7 @@
 #include "command_report.h"
 #include "exercise_report.h"
 #include "profile_runner.h"
+#include "version.h"
 
 using namespace daxprobe;
 
@@ -59,8 +60,11 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
 // 2 the check itself failed (also: bad command line).
 int main(int argc, char **argv)
 {
-    CLI::App app{"daxprobe: is DAX really in effect in this guest, and what does it save?"};
+    CLI::App app{"daxprobe: is DAX really in effect in this guest, and what does it save?",
+                 "daxprobe"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", versionString());
+    app.set_help_all_flag("--help-all", "Show the options of every subcommand");
 
     CheckOptions check;
     bool json = false;

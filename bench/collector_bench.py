@@ -49,7 +49,7 @@ def proc_hwm_kib(pid):
     return 0
 
 
-def ingest_once(build, guests, per_guest, window, max_rows):
+def ingest_once(build, guests, per_guest, window, max_rows, rate=0):
     work = tempfile.mkdtemp(prefix="dxbench-")
     try:
         watch, state = os.path.join(work, "channels"), os.path.join(work, "state")
@@ -57,7 +57,8 @@ def ingest_once(build, guests, per_guest, window, max_rows):
         os.mkdir(state)
         load = subprocess.Popen(
             [os.path.join(build, "bench", "fleet_load"), "--dir", watch, "--report", REPORT,
-             "--guests", str(guests), "--reports", str(per_guest), "--window", str(window)],
+             "--guests", str(guests), "--reports", str(per_guest), "--window", str(window)]
+            + (["--rate", str(rate)] if rate else []),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         load.stderr.readline()  # "listening": the sockets exist
         coll = subprocess.Popen(
@@ -86,46 +87,67 @@ def ingest_once(build, guests, per_guest, window, max_rows):
 def floor_once(build, rows, batch, vms):
     work = tempfile.mkdtemp(prefix="dxfloor-")
     try:
-        out = subprocess.run(
+        p = subprocess.Popen(
             [os.path.join(build, "bench", "sqlite_floor"), "--db", os.path.join(work, "f.db"),
              "--report", REPORT, "--rows", str(rows), "--batch", str(batch), "--vms", str(vms)],
-            check=True, capture_output=True, text=True).stdout
-        return json.loads(out)
+            stdout=subprocess.PIPE, text=True)
+        out = p.stdout.read()
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"sqlite_floor failed: {p.returncode}")
+        r = json.loads(out)
+        # CPU, not wall: on a shared machine the floor's CPU per row is the
+        # fair peer of the collector's CPU per report.
+        r["cpu_us_per_row"] = (ru.ru_utime + ru.ru_stime) * 1e6 / rows
+        return r
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def ingest(args):
     print(f"report: {REPORT}; {args.total} reports per run; --max-rows {args.max_rows}; window "
-          f"{args.window or '1000/guests (at most 64)'} unacked per guest")
+          f"{args.window or '1000/guests (at most 64)'} unacked per guest; "
+          + (f"paced at {args.rate} reports/s per guest" if args.rate else "unpaced (saturating)"))
     print("| guests | collector reports/s | floor rows/s | collector/floor | ack p50 ms | "
-          "ack p99 ms | collector CPU µs/report | collector peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|")
+          "ack p99 ms | collector CPU µs/report | floor CPU µs/row | CPU collector/floor "
+          "| reports/s per core of CPU | collector peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for guests in args.guests:
         per = max(1, args.total // guests)
-        window = args.window or max(1, min(64, 1000 // guests))
+        window = args.window or (64 if args.rate else max(1, min(64, 1000 // guests)))
         runs = []
         for i in range(args.runs):  # interleaved: both see the same noise
-            c = ingest_once(args.build, guests, per, window, args.max_rows)
+            c = ingest_once(args.build, guests, per, window, args.max_rows, args.rate)
             f = floor_once(args.build, per * guests, args.floor_batch, guests)
             c["ratio"] = c["reports_per_s"] / f["rows_per_s"]
             c["floor"] = f["rows_per_s"]
+            c["floor_cpu"] = f["cpu_us_per_row"]
+            c["cpu_ratio"] = c["cpu_us_per_report"] / f["cpu_us_per_row"]
+            c["per_core"] = 1e6 / c["cpu_us_per_report"]
             runs.append(c)
             print(f"  run {i + 1}: {json.dumps(c)}", file=sys.stderr)
         col = lambda k: [r[k] for r in runs]
         print(f"| {guests} | {spread(col('reports_per_s'), '{:.0f}')} | {spread(col('floor'), '{:.0f}')} "
               f"| {spread(col('ratio'), '{:.3f}')} | {spread(col('ack_p50_ms'), '{:.2f}')} "
               f"| {spread(col('ack_p99_ms'), '{:.2f}')} | {spread(col('cpu_us_per_report'))} "
-              f"| {spread(col('rss_mib'))} |")
+              f"| {spread(col('floor_cpu'))} | {spread(col('cpu_ratio'), '{:.2f}')} "
+              f"| {spread(col('per_core'), '{:.0f}')} | {spread(col('rss_mib'))} |")
         sys.stdout.flush()
 
 
+CPU = {}  # argv tuple -> CPU ms (user + system) of each invocation
+
+
 def time_cmd(argv, n):
-    out = []
+    """Wall ms of each of n invocations; their CPU ms go to CPU[argv]."""
+    out, cpu = [], CPU.setdefault(tuple(argv), [])
     for _ in range(n):
         t = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, _, ru = os.wait4(p.pid, 0)
         out.append((time.perf_counter() - t) * 1000)
+        cpu.append((ru.ru_utime + ru.ru_stime) * 1000)
     return out
 
 
@@ -138,31 +160,52 @@ def query(args):
     exe = os.path.join(args.build, "collector", "daxprobe-collector")
     print(f"{args.samples} invocations per figure and run; report: {REPORT}; 1,000 VMs")
     print("| rows | start only p50 ms | latest p50 ms | latest p99 ms | latest p99 - start p50 ms "
+          "| latest --json p50 ms | latest --json p99 ms | latest --json p99 - start p50 ms "
           "| --vm --json p50 ms | --vm --json p99 ms | --vm --json p99 - start p50 ms |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    cpu_rows = []
     for rows in args.rows:
         work = tempfile.mkdtemp(prefix="dxquery-")
         try:
             subprocess.run([os.path.join(args.build, "bench", "query_fill"), "--db",
                             os.path.join(work, "collector.db"), "--report", REPORT,
                             "--rows", str(rows), "--vms", "1000"], check=True, stdout=subprocess.DEVNULL)
-            figs = {k: [] for k in ("start", "l50", "l99", "ld", "h50", "h99", "hd")}
+            figs = {k: [] for k in ("start", "l50", "l99", "ld", "j50", "j99", "jd", "h50", "h99",
+                                    "hd")}
             for i in range(args.runs):
                 start = time_cmd([exe, "query", "--state-dir", os.path.join(work, "none")], args.samples)
                 latest = time_cmd([exe, "query", "--state-dir", work], args.samples)
+                latestj = time_cmd([exe, "query", "--state-dir", work, "--json"], args.samples)
                 hist = time_cmd([exe, "query", "--state-dir", work, "--vm", "g0000", "--json"],
                                 args.samples)
+                if i == args.runs - 1:  # CPU of every invocation of every run: p50 and p99
+                    c = lambda *a: CPU.pop(tuple([exe, "query"] + list(a)))
+                    cs, cl, cj, ch = (c("--state-dir", os.path.join(work, "none")),
+                                      c("--state-dir", work), c("--state-dir", work, "--json"),
+                                      c("--state-dir", work, "--vm", "g0000", "--json"))
+                    cpu_rows.append(
+                        f"| {rows} | {pct(cs, .5):.2f} / {pct(cs, .99):.2f} | {pct(cl, .5):.2f} / "
+                        f"{pct(cl, .99):.2f} (+{pct(cl, .99) - pct(cs, .5):.2f}) | {pct(cj, .5):.2f} / "
+                        f"{pct(cj, .99):.2f} (+{pct(cj, .99) - pct(cs, .5):.2f}) | {pct(ch, .5):.2f} / "
+                        f"{pct(ch, .99):.2f} (+{pct(ch, .99) - pct(cs, .5):.2f}) |")
                 s50 = pct(start, 0.5)
                 for k, v in (("start", s50), ("l50", pct(latest, 0.5)), ("l99", pct(latest, 0.99)),
-                             ("ld", pct(latest, 0.99) - s50), ("h50", pct(hist, 0.5)),
+                             ("ld", pct(latest, 0.99) - s50), ("j50", pct(latestj, 0.5)),
+                             ("j99", pct(latestj, 0.99)), ("jd", pct(latestj, 0.99) - s50),
+                             ("h50", pct(hist, 0.5)),
                              ("h99", pct(hist, 0.99)), ("hd", pct(hist, 0.99) - s50)):
                     figs[k].append(v)
             f = lambda k: spread(figs[k], "{:.2f}")
-            print(f"| {rows} | {f('start')} | {f('l50')} | {f('l99')} | {f('ld')} | {f('h50')} "
-                  f"| {f('h99')} | {f('hd')} |")
+            print(f"| {rows} | {f('start')} | {f('l50')} | {f('l99')} | {f('ld')} | {f('j50')} "
+                  f"| {f('j99')} | {f('jd')} | {f('h50')} | {f('h99')} | {f('hd')} |")
             sys.stdout.flush()
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    print(f"\nCPU ms (user + system, wait4) per invocation, p50 / p99 over {args.runs} x "
+          f"{args.samples}; (+ p99 beyond the start-only p50)")
+    print("| rows | start only | latest | latest --json | --vm g0000 --json |")
+    print("|---|---|---|---|---|")
+    print("\n".join(cpu_rows))
 
 
 def main():
@@ -175,6 +218,8 @@ def main():
     ap.add_argument("--window", type=int, default=0,
                     help="unacked reports per guest (0: 1000/guests, at most 64)")
     ap.add_argument("--floor-batch", type=int, default=1000)
+    ap.add_argument("--rate", type=float, default=0,
+                    help="pace each guest at this many reports/s (0: as fast as acks allow)")
     ap.add_argument("--max-rows", type=int, default=1000000,
                     help="the collector's --max-rows (10000, the default, trims once a VM is full)")
     ap.add_argument("--rows", default="10000,100000,1000000")

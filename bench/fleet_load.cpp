@@ -6,6 +6,9 @@
 // daxprobe.check/1 document) keeping at most W unacknowledged. Prints one
 // JSON line: reports/s from the first report sent to the last ack received,
 // and the ack latency (report sent -> the ack covering it) p50/p99.
+// --rate R paces each guest at R reports/s (phases spread evenly over the
+// fleet), as agents on their timers would: the ack latency of a collector
+// that is not saturated. Without it, guests push as fast as acks allow.
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -43,10 +46,12 @@ struct Guest {
     std::uint64_t nextSeq = 1, acked = 0;
     std::deque<Clock::time_point> sentAt; // of seq acked+1 .. nextSeq-1
     bool pushing = false;
+    Clock::time_point due{}; // paced: when the next report is due
 };
 
 struct Run {
     int guests = 1, window = 64;
+    double rate = 0; // reports/s per guest; 0: unpaced
     std::uint64_t reports = 1000;
     std::string dir, reportFile;
 };
@@ -60,8 +65,14 @@ void fillWindow(Guest &g, const Run &run)
     if (!g.pushing)
         return;
     while (g.nextSeq <= run.reports && g.nextSeq - g.acked - 1 < std::uint64_t(run.window)) {
-        g.out += g.head + std::to_string(g.nextSeq++) + g.tail;
         Clock::time_point now = Clock::now();
+        if (run.rate > 0) {
+            if (now < g.due)
+                break;
+            g.due += std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(1.0 / run.rate));
+        }
+        g.out += g.head + std::to_string(g.nextSeq++) + g.tail;
         g.sentAt.push_back(now);
         if (!started) {
             started = true;
@@ -89,6 +100,10 @@ void onLine(Guest &g, const std::string &line, const Run &run)
     if (m->name == "sync") {
         g.out.push_back(static_cast<char>(0xFF));
         reply = protocol::makeReturn(m->payload["id"], m->id);
+        if (!g.pushing && run.rate > 0) // this guest's phase within one period
+            g.due = Clock::now() +
+                    std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(double(g.index) / run.guests / run.rate));
         g.pushing = true;
     } else if (m->name == "info") {
         reply = protocol::makeReturn({{"protocol", protocol::kProtocolVersion},
@@ -137,6 +152,8 @@ int main(int argc, char **argv)
             run.reports = std::stoull(v);
         else if (k == "--window")
             run.window = std::stoi(v);
+        else if (k == "--rate")
+            run.rate = std::stod(v);
         else if (k == "--dir")
             run.dir = v;
         else if (k == "--report")
@@ -144,7 +161,7 @@ int main(int argc, char **argv)
     }
     if (run.dir.empty() || run.reportFile.empty()) {
         fmt::print(stderr, "usage: fleet_load --dir DIR --report CHECK.json [--guests N] "
-                           "[--reports PER_GUEST] [--window W]\n");
+                           "[--reports PER_GUEST] [--window W] [--rate PER_GUEST_PER_S]\n");
         return 2;
     }
     auto doc = protocol::json::parse(readFile(run.reportFile), nullptr, false);
@@ -192,7 +209,24 @@ int main(int argc, char **argv)
     std::vector<epoll_event> events(1024);
     char buf[65536];
     while (done < total) {
-        int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), 60000);
+        int timeout = 60000;
+        if (run.rate > 0) { // wake for the next report due
+            Clock::time_point now = Clock::now(), next = now + std::chrono::seconds(60);
+            for (Guest &g : guests) {
+                if (g.pushing && g.conn && g.nextSeq <= run.reports && g.due <= now) {
+                    fillWindow(g, run);
+                    flush(g);
+                }
+                if (g.pushing && g.conn && g.nextSeq <= run.reports)
+                    next = std::min(next, g.due);
+            }
+            timeout = static_cast<int>(
+                std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now()).count());
+            timeout = std::clamp(timeout, 0, 60000);
+        }
+        int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), timeout);
+        if (n == 0 && run.rate > 0)
+            continue;
         if (n == 0) {
             fmt::print(stderr, "fleet_load: no progress for 60 s ({} of {} acked)\n", done, total);
             return 1;

@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     std::vector<std::string> names;
     for (std::uint64_t v = 0; v < vms; ++v)
         names.push_back(fmt::format("g{:04}", v));
-    std::vector<protocol::ReportEnvelope> envs(vms, r);
+    std::vector<protocol::ReportRecord> envs(vms, protocol::recordOf(r));
     for (std::uint64_t seq = 1; seq * vms <= rows; ++seq) {
         std::vector<ReportWrite> batch;
         for (std::uint64_t v = 0; v < vms; ++v) {

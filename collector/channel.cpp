@@ -108,7 +108,7 @@ void Channel::tryConnect(std::int64_t now)
 
     // Reports are committed by the collector, every guest's in one transaction.
     IngestHooks hooks;
-    hooks.storeReports = [this](const std::vector<protocol::ReportEnvelope> &reports) {
+    hooks.storeReports = [this](const std::vector<protocol::ReportRecord> &reports) {
         std::vector<ReportWrite> w;
         for (const auto &r : reports)
             w.push_back({&config_.name, &r});
@@ -271,9 +271,9 @@ bool Channel::handle(std::int64_t now)
     return !ingestor_->pending().empty();
 }
 
-const std::vector<protocol::ReportEnvelope> &Channel::pending() const
+const std::vector<protocol::ReportRecord> &Channel::pending() const
 {
-    static const std::vector<protocol::ReportEnvelope> none;
+    static const std::vector<protocol::ReportRecord> none;
     return ingestor_ ? ingestor_->pending() : none;
 }
 

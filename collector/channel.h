@@ -58,7 +58,7 @@ class Channel
     // options.maxMessagesPerWake queued messages. True if reports wait for
     // the commit (pending()).
     bool handle(std::int64_t now);
-    const std::vector<protocol::ReportEnvelope> &pending() const;
+    const std::vector<protocol::ReportRecord> &pending() const;
     // Phase two: the commit's outcome for pending() (null: none were
     // pending), then acks, violations, the held store's resync, flush.
     void complete(std::int64_t now, const Result<std::vector<bool>> *outcome);

@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "discovery.h"
 #include "host_facts.h"
 #include "report_policy.h"
 
@@ -24,14 +25,6 @@ namespace daxprobe::collector
 
 namespace
 {
-
-std::string parentDir(const std::string &path)
-{
-    auto slash = path.rfind('/');
-    if (slash == std::string::npos)
-        return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // Guests and /metrics clients share one fd table: take all the kernel
 // allows (systemd's LimitNOFILE sets the hard limit), since the soft 1024
@@ -114,8 +107,11 @@ Result<void> Collector::setup()
         // A VM restart recreates its socket: reconnect at once, not at the next backoff.
         watch(parentDir(s.socketPath), IN_ONLYDIR);
     }
-    for (const auto &d : options_.watchDirs)
-        watch(d, IN_ONLYDIR);
+    for (auto &d : options_.watchDirs) {
+        while (d.size() > 1 && d.back() == '/')
+            d.pop_back(); // "dir/" and "dir" are one watch
+        armWatchDir(d);
+    }
     scanWatchDirs(nowMs());
     if (!options_.metricsListen.empty()) {
         HttpLimits lim{options_.httpMaxConnections, options_.httpRequestTimeoutMs,

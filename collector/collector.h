@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,8 @@ class Collector
     void addChannel(const ChannelConfig &config);
     void refreshFacts(Channel &c, std::int64_t now);
     void handleInotify(std::int64_t now);
-    void watch(const std::string &dir, std::uint32_t extra);
+    bool watch(const std::string &dir, std::uint32_t extra);
+    void armWatchDir(const std::string &dir);
     void scanWatchDirs(std::int64_t now);
     std::size_t relieveMemory(std::int64_t now);
     void readAndHandle(std::vector<Channel *> &turn, std::int64_t now);
@@ -61,6 +63,7 @@ class Collector
     std::map<std::string, Channel> channels_;
     UniqueFD signalFd_, inotifyFd_, epollFd_;
     std::map<int, std::string> watches_; // inotify wd -> directory
+    std::set<std::string> missingDirs_;  // --watch-dir not there yet: its ancestor is watched
     bool stopping_ = false;
     std::int64_t syncCounter_ = 0;
     std::unique_ptr<MetricsServer> server_;

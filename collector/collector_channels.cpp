@@ -25,17 +25,46 @@ bool isSocket(const std::string &path)
 
 } // namespace
 
-void Collector::watch(const std::string &dir, std::uint32_t extra)
+bool Collector::watch(const std::string &dir, std::uint32_t extra)
 {
     for (const auto &w : watches_)
         if (w.second == dir)
-            return;
+            return true;
     int wd = ::inotify_add_watch(inotifyFd_.get(), dir.c_str(),
                                  IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | extra);
     if (wd >= 0)
         watches_[wd] = dir;
     else
         spdlog::debug("inotify {}: {}", dir, Error::errnoName(errno));
+    return wd >= 0;
+}
+
+// libvirt creates its channel directory when the first VM with a channel
+// starts, possibly long after the collector: while a --watch-dir is missing,
+// the deepest ancestor that exists is watched, and every event there retries.
+void Collector::armWatchDir(const std::string &dir)
+{
+    // A component created between a failed watch and the ancestor's watch
+    // sent its event to nobody: look again, and go deeper if it is there.
+    for (int round = 0; round < 256; ++round) {
+        if (watch(dir, IN_ONLYDIR)) {
+            if (missingDirs_.erase(dir))
+                spdlog::info("watch dir {} appeared: watching it", dir);
+            return;
+        }
+        std::string child = dir, ancestor = parentDir(dir);
+        while (!watch(ancestor, IN_ONLYDIR) && ancestor != "/" && ancestor != ".") {
+            child = ancestor;
+            ancestor = parentDir(ancestor);
+        }
+        struct stat st {
+        };
+        if (::stat(child.c_str(), &st) == 0)
+            continue;
+        if (missingDirs_.insert(dir).second)
+            spdlog::warn("watch dir {} does not exist (yet): watching {} for it", dir, ancestor);
+        return;
+    }
 }
 
 void Collector::addChannel(const ChannelConfig &config)
@@ -65,8 +94,13 @@ void Collector::scanWatchDirs(std::int64_t now)
         return socketAcceptsConnections(path);
     };
     Discovery found = discoverSockets(options_.watchDirs, options_.watchName, live);
+    std::size_t before = watches_.size();
     for (const auto &dir : found.subdirs)
         watch(dir, 0); // libvirt: <dir>/domain-N-NAME/<channel name>
+    // A socket created in a new subdir before its watch existed raised no
+    // event: list again now that every subdir is watched.
+    if (watches_.size() > before)
+        found = discoverSockets(options_.watchDirs, options_.watchName, live);
     for (auto &[name, cfg] : found.channels) {
         auto why = found.why.find(name);
         auto it = channels_.find(name);
@@ -117,6 +151,9 @@ void Collector::handleInotify(std::int64_t now)
     }
     if (!any)
         return;
+    // A watched dir removed (its watch is gone) or a missing one created.
+    for (const auto &d : options_.watchDirs)
+        armWatchDir(d);
     for (auto &[name, c] : channels_)
         if (!c.config().discovered && !c.connected() && c.throttledUntilMs <= now &&
             isSocket(c.config().socketPath))

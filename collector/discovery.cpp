@@ -15,6 +15,14 @@
 namespace daxprobe::collector
 {
 
+std::string parentDir(const std::string &path)
+{
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 bool socketAcceptsConnections(const std::string &path)
 {
     sockaddr_un addr{};

@@ -26,6 +26,9 @@ struct Discovery {
     std::map<std::string, std::string> why;        // VMs with several sockets: the choice
 };
 
+// "/a/b" -> "/a", "/a" -> "/", "a" -> "."
+std::string parentDir(const std::string &path);
+
 // Does something listen on this unix socket? (connect() succeeds)
 using LiveProbe = std::function<bool(const std::string &path)>;
 bool socketAcceptsConnections(const std::string &path);

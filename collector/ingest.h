@@ -28,7 +28,7 @@ struct IngestHooks {
     // they acknowledged. feed() and commitPending() use it; the collector
     // instead commits every guest's pending reports together and calls
     // settle() on each.
-    std::function<Result<std::vector<bool>>(const std::vector<protocol::ReportEnvelope> &)>
+    std::function<Result<std::vector<bool>>(const std::vector<protocol::ReportRecord> &)>
         storeReports;
     std::function<void(const protocol::AgentIdentity &)> identity;
 };
@@ -59,7 +59,7 @@ class Ingestor
     // are validated and wait in pending() for a commit; nothing is acked yet.
     std::size_t process(std::size_t maxMessages);
     // Reports handled but not committed yet, oldest first.
-    const std::vector<protocol::ReportEnvelope> &pending() const { return pending_; }
+    const std::vector<protocol::ReportRecord> &pending() const { return pending_; }
     // The outcome of committing pending(): on success one ack per stream
     // (cumulative, the highest seq) is owed; on failure the connection is
     // held (below) and the reports count as one store error and deferred.
@@ -97,7 +97,7 @@ class Ingestor
 
   private:
     void handleLine(const std::string &line);
-    void handleReport(const protocol::Message &m);
+    void handleReport(protocol::ReportRecord r);
     void handleEvent(const protocol::Message &m);
     void handleReturn(const protocol::Message &m);
     void invalid(std::string_view why);
@@ -111,7 +111,7 @@ class Ingestor
     std::optional<protocol::AgentIdentity> identity_;
     IngestStats stats_;
     std::deque<std::string> lines_;
-    std::vector<protocol::ReportEnvelope> pending_;
+    std::vector<protocol::ReportRecord> pending_;
     std::uint64_t acksUnanswered_ = 0; // answers to these are free of the rate limit
     std::size_t backlogBytes_ = 0;
     std::int64_t syncId_ = -1;

@@ -11,7 +11,9 @@
 #include <fmt/core.h>
 
 #include "query.h"
+#include "run_options.h"
 #include "store.h"
+#include "version.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;
@@ -46,16 +48,12 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
         return 2;
     }
     if (vm.empty()) {
-        auto vms = store->latest();
+        auto vms = store->latest(false); // host facts as stored text: no parse
         if (!vms) {
             fmt::print(stderr, "daxprobe-collector: {}\n", vms.error().describe());
             return 2;
         }
-        // replace: a VM name is a directory entry, not necessarily UTF-8.
-        fmt::print("{}", json ? latestJson(*vms).dump(2, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace) +
-                                    "\n"
-                              : latestTable(*vms));
+        fmt::print("{}", json ? latestJson(*vms) : latestTable(*vms));
         return 0;
     }
     auto hist = store->history(vm, limit, false); // JSON text as stored: no parse
@@ -82,11 +80,14 @@ int main(int argc, char **argv)
                    Error::errnoName(errno));
         return 2;
     }
-    CLI::App app{"daxprobe-collector: gathers daxprobe guest reports on the host"};
+    CLI::App app{"daxprobe-collector: gathers daxprobe guest reports on the host",
+                 "daxprobe-collector"};
     app.require_subcommand(1);
-    // Listed for --help; `daxprobe-collector run --help` shows its options.
-    app.add_subcommand("run", "Connect to guest channels, store reports, serve /metrics")
-        ->allow_extras();
+    app.set_version_flag("--version", versionString());
+    app.set_help_all_flag("--help-all", "Show the options of every subcommand");
+    // Registered for --help-all; `run` itself never gets here (exec above).
+    RunArgs unused;
+    addRunCommand(app, unused);
 
     std::string qStateDir, qVm;
     std::size_t qLimit = 20;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "store.h"
+#include "version.h"
 
 namespace daxprobe::collector
 {
@@ -103,16 +104,13 @@ void MetricsRegistry::setHttpConnections(std::size_t active, std::size_t limit)
     httpLimit_ = limit;
 }
 
-void MetricsRegistry::applyReport(VmMetrics &m, const nlohmann::json &report, std::int64_t now)
+void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportCodes &codes,
+                                  std::int64_t now)
 {
-    m.verdict = verdictCode(report);
+    m.verdict = codes.verdict;
     m.lastReportAt = now;
     m.mounts.clear();
-    auto it = report.find("mounts");
-    if (it == report.end() || !it->is_array())
-        return;
-    for (const auto &mount : *it) {
-        std::string code = verdictCode(mount);
+    for (const std::string &code : codes.mounts) {
         // Only the documented codes: a guest must not mint label values at will.
         for (const char *known : kMountVerdicts)
             if (code == known)
@@ -249,6 +247,10 @@ std::string MetricsRegistry::render() const
     family("daxprobe_collector_http_connections_limit", "gauge",
            "At most this many /metrics connections are served at once; more wait in the backlog");
     out += fmt::format("daxprobe_collector_http_connections_limit {}\n", httpLimit_);
+    family("daxprobe_build_info", "gauge",
+           "Always 1: the collector's version and the git revision it was built from");
+    out += fmt::format("daxprobe_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
+                       escapeLabel(projectVersion()), escapeLabel(vcsRevision()));
     return out;
 }
 

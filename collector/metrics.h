@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host_facts.h"
+#include "schema.h"
 
 namespace daxprobe::collector
 {
@@ -40,8 +41,8 @@ class MetricsRegistry
     void setHttpConnections(std::size_t active, std::size_t limit);
     std::string render() const;
 
-    // Counts the report's mount verdicts into m.
-    static void applyReport(VmMetrics &m, const nlohmann::json &report, std::int64_t now);
+    // The report's verdict and its mount verdicts (counted) into m.
+    static void applyReport(VmMetrics &m, const protocol::ReportCodes &codes, std::int64_t now);
 
   private:
     mutable std::mutex mu_;

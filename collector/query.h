@@ -11,10 +11,13 @@ namespace daxprobe::collector
 {
 
 // `daxprobe-collector query`: pure renderers over what the store returned.
-nlohmann::json latestJson(const std::vector<VmState> &vms);
+// JSON is written as text, keys in nlohmann's order (sorted), one VM or
+// report per line; stored JSON text (reports, metrics, host facts) is
+// spliced in as it is: the collector stored only text that parsed (a guest's
+// report was validated with its line, host facts are the collector's own
+// dump), so there is no DOM to build and dump again.
+std::string latestJson(const std::vector<VmState> &vms);
 std::string latestTable(const std::vector<VmState> &vms);
-// The stored report and metrics text is spliced in as it is (the store
-// wrote it with nlohmann's dump: valid UTF-8 JSON), not parsed again.
 std::string historyJson(const std::string &vm, const std::vector<StoredReport> &reports);
 std::string historyTable(const std::string &vm, const std::vector<StoredReport> &reports);
 

@@ -26,7 +26,7 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
         const std::string &vm = *batch[i].vm;
-        const protocol::ReportEnvelope &r = *batch[i].report;
+        const protocol::ReportRecord &r = *batch[i].report;
         if (!(*stored)[i]) {
             spdlog::debug("{}: report {}/{} already stored", vm, r.stream, r.seq);
             continue;
@@ -34,9 +34,9 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
         // `--log-level debug` follows every stream (the VM scenario does).
         if (spdlog::should_log(spdlog::level::debug))
             spdlog::debug("{}: stored report {}/{} ({}, {})", vm, r.stream, r.seq, r.reason,
-                          verdictCode(r.report));
+                          r.codes.verdict);
         metrics.update(vm, [&](VmMetrics &m) {
-            MetricsRegistry::applyReport(m, r.report, wallNow);
+            MetricsRegistry::applyReport(m, r.codes, wallNow);
             m.agentDropped = r.droppedReports;
         });
     }

@@ -5,10 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "collector.h"
+#include "logging.h"
+#include "run_options.h"
+#include "version.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;
@@ -36,43 +38,13 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 8 << 20);
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
-    CLI::App app{"daxprobe-collector: gathers daxprobe guest reports on the host"};
+    CLI::App app{"daxprobe-collector: gathers daxprobe guest reports on the host",
+                 "daxprobe-collector"};
     app.require_subcommand(1);
-
-    CollectorOptions o;
-    std::vector<std::string> sockets;
-    std::string config, logLevel = "info";
-    auto *run =
-        app.add_subcommand("run", "Connect to guest channels, store reports, serve /metrics");
-    run->add_option("--socket", sockets, "A QEMU chardev socket: [NAME=]PATH (repeatable)");
-    run->add_option("--config", config, "Config file (see collector/README in PROTOCOL.md)");
-    run->add_option("--watch-dir", o.watchDirs,
-                    "Directory of channel sockets to watch (repeatable)");
-    run->add_option("--watch-name", o.watchName,
-                    "Socket file name to pick up in watched dirs ('*': any)")
-        ->capture_default_str();
-    run->add_option("--state-dir", o.stateDir,
-                    "Where collector.db lives (default $STATE_DIRECTORY or /var/lib/daxprobe)");
-    run->add_option("--metrics-listen", o.metricsListen, "HOST:PORT for /metrics ('' disables)")
-        ->capture_default_str();
-    run->add_option("--max-rows", o.maxRowsPerVm, "Reports kept per VM")->capture_default_str();
-    run->add_option("--max-bytes", o.maxBytesPerVm, "Report bytes kept per VM")
-        ->capture_default_str();
-    run->add_option("--max-guests", o.maxChannels, "Guests served at once (more are ignored)")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    run->add_option("--guest-rate", o.messagesPerSecond,
-                    "Messages per second one guest may send (burst: 10 s worth)")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    run->add_option("--guest-byte-rate", o.bytesPerSecond,
-                    "Bytes per second one guest may send (burst: 4 s worth)")
-        ->capture_default_str()
-        ->check(CLI::PositiveNumber);
-    run->add_option("--log-level", logLevel,
-                    "trace, debug (also each stored report), info, warn, error, off")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+    app.set_version_flag("--version", versionString());
+    RunArgs args;
+    CollectorOptions &o = args.options;
+    auto *run = addRunCommand(app, args);
 
     try {
         app.parse(argc, argv);
@@ -81,11 +53,11 @@ int main(int argc, char **argv)
         return rc == 0 ? 0 : 2;
     }
 
-    spdlog::set_default_logger(spdlog::stderr_color_mt("daxprobe-collector"));
-    if (!config.empty()) {
+    setupLogging("daxprobe-collector");
+    if (!args.config.empty()) {
         CollectorOptions f;
-        std::string fileLevel = logLevel;
-        if (auto r = loadConfigFile(config, f, &fileLevel); !r) {
+        std::string fileLevel = args.logLevel;
+        if (auto r = loadConfigFile(args.config, f, &fileLevel); !r) {
             spdlog::error("{}", r.error().describe());
             return 2;
         }
@@ -98,14 +70,14 @@ int main(int argc, char **argv)
         fromFileUnlessGiven(run, "--max-guests", o.maxChannels, f.maxChannels);
         fromFileUnlessGiven(run, "--guest-rate", o.messagesPerSecond, f.messagesPerSecond);
         fromFileUnlessGiven(run, "--guest-byte-rate", o.bytesPerSecond, f.bytesPerSecond);
-        fromFileUnlessGiven(run, "--log-level", logLevel, fileLevel);
+        fromFileUnlessGiven(run, "--log-level", args.logLevel, fileLevel);
         o.sockets = f.sockets;
         o.watchDirs.insert(o.watchDirs.end(), f.watchDirs.begin(), f.watchDirs.end());
     }
-    spdlog::set_level(spdlog::level::from_str(logLevel));
+    spdlog::set_level(spdlog::level::from_str(args.logLevel));
     o.burstMessages = o.messagesPerSecond * 10;
     o.burstBytes = o.bytesPerSecond * 4;
-    for (const auto &s : sockets)
+    for (const auto &s : args.sockets)
         o.sockets.push_back(parseSocketArg(s));
     if (o.sockets.empty() && o.watchDirs.empty()) {
         spdlog::error("nothing to collect from: give --socket, --watch-dir or --config");

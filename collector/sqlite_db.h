@@ -32,6 +32,12 @@ class Statement
         sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
         return *this;
     }
+    // Without a copy: v must outlive the step (reset() clears the binding).
+    Statement &bindStatic(int i, std::string_view v)
+    {
+        sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+        return *this;
+    }
     Statement &bind(int i, std::int64_t v)
     {
         sqlite3_bind_int64(stmt_, i, v);

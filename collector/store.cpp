@@ -94,11 +94,6 @@ Result<void> stepDone(Statement &s, SqliteDb &db)
     return {};
 }
 
-std::string dumpJson(const json &j)
-{
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 } // namespace
 
 std::string defaultStateDir()
@@ -112,15 +107,8 @@ std::string defaultStateDir()
 
 std::string verdictCode(const json &report)
 {
-    if (report.is_object()) {
-        auto v = report.find("verdict");
-        if (v != report.end() && v->is_object()) {
-            auto c = v->find("code");
-            if (c != v->end() && c->is_string())
-                return protocol::sanitizeIdentifier(c->get_ref<const std::string &>(), 64);
-        }
-    }
-    return "unknown";
+    return protocol::reportCodes(report.dump(-1, ' ', false, json::error_handler_t::replace))
+        .verdict;
 }
 
 Store::Store(SqliteDb db, StoreOptions options) : db_(std::move(db)), options_(options) {}
@@ -242,7 +230,8 @@ Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, 
 Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvelope &report,
                               std::int64_t now)
 {
-    ReportWrite w{&vm, &report};
+    protocol::ReportRecord record = protocol::recordOf(report);
+    ReportWrite w{&vm, &record};
     auto r = addReports(std::span(&w, 1), now);
     if (!r)
         return tl::unexpected(r.error());
@@ -251,21 +240,20 @@ Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvel
 
 Result<bool> Store::addOne(const ReportWrite &w, std::int64_t now)
 {
-    const protocol::ReportEnvelope &r = *w.report;
+    const protocol::ReportRecord &r = *w.report;
     const std::string &vm = *w.vm;
-    std::string verdict = verdictCode(r.report);
-    std::string reportText = dumpJson(r.report);
-    std::string metrics = r.metrics.is_null() ? "" : dumpJson(r.metrics);
-    auto bytes = static_cast<std::int64_t>(reportText.size() + metrics.size());
+    const std::string &verdict = r.codes.verdict;
+    // The agent's text as it came (validated with its line): no re-encoding.
+    auto bytes = static_cast<std::int64_t>(r.reportText.size() + r.metricsText.size());
 
     Statement &ins = st_->insertReport;
     ins.reset();
     ins.bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
-    ins.bind(5, r.reason).bind(6, verdict).bind(7, reportText);
-    if (metrics.empty())
+    ins.bind(5, r.reason).bind(6, verdict).bindStatic(7, r.reportText);
+    if (r.metricsText.empty())
         ins.bindNull(8);
     else
-        ins.bind(8, metrics);
+        ins.bindStatic(8, r.metricsText);
     ins.bind(9, bytes);
     if (auto s = stepDone(ins, db_); !s)
         return tl::unexpected(s.error());

@@ -29,7 +29,8 @@ struct VmState {
     std::uint64_t seq = 0, droppedReports = 0;
     std::int64_t lastReportAt = 0, lastSeenAt = 0;
     std::uint64_t reportCount = 0;
-    nlohmann::json hostFacts; // null until the QEMU process was found
+    nlohmann::json hostFacts;  // null until the QEMU process was found
+    std::string hostFactsText; // as stored (empty: none); `query --json` splices it
 };
 
 struct StoreOptions {
@@ -44,7 +45,7 @@ struct StoreOptions {
 // One report to commit, of VM `vm` (the host-side channel name).
 struct ReportWrite {
     const std::string *vm;
-    const protocol::ReportEnvelope *report;
+    const protocol::ReportRecord *report;
 };
 
 // What the store holds of one VM: kept as counters in `vms`, in the same
@@ -77,7 +78,8 @@ class Store
                         const protocol::AgentIdentity &identity, std::int64_t now);
     Result<void> setHostFacts(const std::string &vm, const nlohmann::json &facts);
 
-    Result<std::vector<VmState>> latest();
+    // parse=false leaves hostFacts null (text only).
+    Result<std::vector<VmState>> latest(bool parse = true);
     // Newest first. parse=false leaves report/metrics null (text only).
     Result<std::vector<StoredReport>> history(const std::string &vm, std::size_t limit,
                                               bool parse = true);

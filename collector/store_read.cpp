@@ -9,7 +9,7 @@ namespace daxprobe::collector
 
 using nlohmann::json;
 
-Result<std::vector<VmState>> Store::latest()
+Result<std::vector<VmState>> Store::latest(bool parse)
 {
     // The row count is the VM's counter, kept with the rows: no COUNT(*)
     // over a million reports.
@@ -37,8 +37,11 @@ Result<std::vector<VmState>> Store::latest()
         v.droppedReports = static_cast<std::uint64_t>(st->columnInt(8));
         v.lastReportAt = st->columnInt(9);
         v.lastSeenAt = st->columnInt(10);
-        if (!st->columnIsNull(11))
-            v.hostFacts = json::parse(st->columnText(11), nullptr, false);
+        if (!st->columnIsNull(11)) {
+            v.hostFactsText = st->columnText(11);
+            if (parse)
+                v.hostFacts = json::parse(v.hostFactsText, nullptr, false);
+        }
         v.reportCount = static_cast<std::uint64_t>(st->columnInt(12));
         out.push_back(std::move(v));
     }

@@ -270,7 +270,9 @@ Report evaluate(const Facts &facts)
             o.evidence.push_back({"ndctl", facts.topology.error});
         o.remedy = "give the VM an NVDIMM: qemu -machine nvdimm=on -m ...,slots=N,maxmem=... "
                    "-object memory-backend-file,id=mem1,share=on,mem-path=FILE,size=S "
-                   "-device nvdimm,memdev=mem1 (and load the nfit module in the guest)";
+                   "-device nvdimm,memdev=mem1 (and load the nfit module in the guest); "
+                   "libvirt: <memory model='nvdimm'>. Complete examples of both, with the "
+                   "agent's channel: /usr/share/doc/daxprobe/examples/";
         report.exitCode = 1;
         return report;
     }

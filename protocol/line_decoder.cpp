@@ -9,11 +9,18 @@ namespace daxprobe::protocol
 
 void LineDecoder::feed(std::string_view data, std::vector<Frame> &out)
 {
+    // The next sentinel, found once per feed (it is rare): then each line's
+    // end is one memchr, and whole runs are copied, not bytes.
+    const char *sentinel =
+        static_cast<const char *>(std::memchr(data.data(), kSentinel, data.size()));
     while (!data.empty()) {
-        // Find the next boundary in one pass; copy whole runs, not bytes.
-        std::size_t i = 0;
-        while (i < data.size() && data[i] != '\n' && data[i] != kSentinel)
-            ++i;
+        if (sentinel && sentinel < data.data())
+            sentinel = static_cast<const char *>(std::memchr(data.data(), kSentinel, data.size()));
+        std::size_t limit =
+            sentinel ? static_cast<std::size_t>(sentinel - data.data()) : data.size();
+        const void *nl = std::memchr(data.data(), '\n', limit);
+        std::size_t i =
+            nl ? static_cast<std::size_t>(static_cast<const char *>(nl) - data.data()) : limit;
 
         std::string_view run = data.substr(0, i);
         if (!skipping_) {

@@ -3,6 +3,8 @@
 #include <array>
 #include <cerrno>
 
+#include "json_text.h"
+
 namespace daxprobe::protocol
 {
 
@@ -63,26 +65,53 @@ std::string stringField(const json &o, const char *key, std::size_t maxLen)
     return sanitizeIdentifier(it->get_ref<const std::string &>(), maxLen);
 }
 
+// The rules on stream and seq, whichever form (DOM or text) they come in.
+Result<std::uint64_t> checkSeq(std::optional<std::uint64_t> v)
+{
+    if (!v)
+        return fail("\"seq\" must be a positive integer", EPROTO);
+    if (*v == 0 || *v > kMaxSeq)
+        return fail("\"seq\" out of range", EPROTO);
+    return *v;
+}
+
+Result<std::string> checkStream(std::optional<std::string> s)
+{
+    if (!s)
+        return fail("\"stream\" must be a string", EPROTO);
+    if (s->empty() || s->size() > 64 ||
+        s->find_first_not_of("0123456789abcdef-") != std::string::npos)
+        return fail("\"stream\" must be 1-64 characters of [0-9a-f-]", EPROTO);
+    return std::move(*s);
+}
+
 Result<std::uint64_t> seqField(const json &o)
 {
     auto it = o.find("seq");
     if (it == o.end() || !it->is_number_unsigned())
-        return fail("\"seq\" must be a positive integer", EPROTO);
-    auto v = it->get<std::uint64_t>();
-    if (v == 0 || v > kMaxSeq)
-        return fail("\"seq\" out of range", EPROTO);
-    return v;
+        return checkSeq(std::nullopt);
+    return checkSeq(it->get<std::uint64_t>());
 }
 
 Result<std::string> streamField(const json &o)
 {
     auto it = o.find("stream");
     if (it == o.end() || !it->is_string())
-        return fail("\"stream\" must be a string", EPROTO);
-    const auto &s = it->get_ref<const std::string &>();
-    if (s.empty() || s.size() > 64 || s.find_first_not_of("0123456789abcdef-") != std::string::npos)
-        return fail("\"stream\" must be 1-64 characters of [0-9a-f-]", EPROTO);
-    return s;
+        return checkStream(std::nullopt);
+    return checkStream(it->get<std::string>());
+}
+
+// A verdict object's "code" (last one wins), as verdictCode reads it from a DOM.
+std::string codeOf(std::string_view verdict)
+{
+    std::string code = "unknown", key;
+    std::string_view v;
+    for (JsonObjectReader r(verdict); r.next(key, v);)
+        if (key == "code") {
+            auto s = jsonString(v);
+            code = s ? sanitizeIdentifier(*s, 64) : "unknown";
+        }
+    return code;
 }
 
 } // namespace
@@ -125,25 +154,132 @@ Result<ReportEnvelope> parseReportEvent(const Message &m)
 {
     if (m.kind != Message::Kind::Event || m.name != kEventReport)
         return fail("not a report event", EPROTO);
-    const json &d = m.payload;
+    auto rec = parseReportData(m.payload.dump(-1, ' ', false, json::error_handler_t::replace));
+    if (!rec)
+        return tl::unexpected(rec.error());
     ReportEnvelope r;
-    auto stream = streamField(d);
-    if (!stream)
-        return tl::unexpected(stream.error());
-    r.stream = *stream;
-    auto seq = seqField(d);
-    if (!seq)
-        return tl::unexpected(seq.error());
-    r.seq = *seq;
-    r.reason = stringField(d, "reason", 32);
-    auto rep = d.find("report");
-    if (rep == d.end() || !rep->is_object())
-        return fail("report event without a \"report\" object", EPROTO);
-    r.report = *rep;
-    r.metrics = d.value("metrics", json());
-    if (auto it = d.find("dropped_reports"); it != d.end() && it->is_number_unsigned())
-        r.droppedReports = it->get<std::uint64_t>();
+    r.stream = std::move(rec->stream);
+    r.seq = rec->seq;
+    r.reason = std::move(rec->reason);
+    r.droppedReports = rec->droppedReports;
+    r.report = json::parse(rec->reportText, nullptr, false);
+    if (!rec->metricsText.empty())
+        r.metrics = json::parse(rec->metricsText, nullptr, false);
     return r;
+}
+
+ReportCodes reportCodes(std::string_view reportText)
+{
+    ReportCodes c;
+    std::string key;
+    std::string_view v, verdict, mounts;
+    for (JsonObjectReader r(reportText); r.next(key, v);) {
+        if (key == "verdict")
+            verdict = v;
+        else if (key == "mounts")
+            mounts = v;
+    }
+    c.verdict = codeOf(verdict);
+    std::string_view mount;
+    for (JsonArrayReader a(mounts); a.next(mount);) {
+        std::string_view mv;
+        for (JsonObjectReader r(mount); r.next(key, v);)
+            if (key == "verdict")
+                mv = v;
+        c.mounts.push_back(codeOf(mv));
+    }
+    return c;
+}
+
+Result<ReportRecord> parseReportData(std::string_view dataText)
+{
+    std::optional<std::string_view> stream, seq, reason, report, metrics, dropped;
+    std::string key;
+    std::string_view v;
+    for (JsonObjectReader r(dataText); r.next(key, v);) {
+        if (key == "stream")
+            stream = v;
+        else if (key == "seq")
+            seq = v;
+        else if (key == "reason")
+            reason = v;
+        else if (key == "report")
+            report = v;
+        else if (key == "metrics")
+            metrics = v;
+        else if (key == "dropped_reports")
+            dropped = v;
+    }
+    ReportRecord rec;
+    auto s = checkStream(stream ? jsonString(*stream) : std::nullopt);
+    if (!s)
+        return tl::unexpected(s.error());
+    rec.stream = std::move(*s);
+    auto n = checkSeq(seq ? jsonUnsigned(*seq) : std::nullopt);
+    if (!n)
+        return tl::unexpected(n.error());
+    rec.seq = *n;
+    if (auto text = reason ? jsonString(*reason) : std::nullopt)
+        rec.reason = sanitizeIdentifier(*text, 32);
+    if (!report || !jsonIsObject(*report))
+        return fail("report event without a \"report\" object", EPROTO);
+    rec.reportText = *report;
+    if (metrics && !jsonIsNull(*metrics))
+        rec.metricsText = *metrics;
+    rec.droppedReports = (dropped ? jsonUnsigned(*dropped) : std::nullopt).value_or(0);
+    rec.codes = reportCodes(rec.reportText);
+    return rec;
+}
+
+Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, const Limits &limits)
+{
+    if (line.size() > limits.maxMessageBytes)
+        return failf(EMSGSIZE, "message of {} bytes exceeds the limit of {}", line.size(),
+                     limits.maxMessageBytes);
+    auto value = validateJson(line, limits.maxDepth);
+    if (!value)
+        return tl::unexpected(value.error());
+    if (!jsonIsObject(*value))
+        return fail("message is not a JSON object", EBADMSG);
+    // Only what classify() would take as an event named "report" with an
+    // object as data; anything else is left to it (and its errors).
+    bool otherKind = false, scalarId = true;
+    std::optional<std::string> event;
+    std::optional<std::string_view> data;
+    std::string key;
+    std::string_view v;
+    for (JsonObjectReader r(*value); r.next(key, v);) {
+        if (key == "event")
+            event = jsonString(v);
+        else if (key == "data")
+            data = v;
+        else if (key == "id")
+            scalarId = !v.starts_with('{') && !v.starts_with('[');
+        else if (key == "execute" || key == "return" || key == "error")
+            otherKind = true;
+    }
+    if (otherKind || !scalarId || event != kEventReport || !data || !jsonIsObject(*data))
+        return std::nullopt;
+    auto rec = parseReportData(*data);
+    if (!rec)
+        return tl::unexpected(rec.error());
+    return std::optional<ReportRecord>(std::move(*rec));
+}
+
+ReportRecord recordOf(const ReportEnvelope &r)
+{
+    auto dump = [](const json &j) {
+        return j.dump(-1, ' ', false, json::error_handler_t::replace);
+    };
+    ReportRecord rec{r.stream,
+                     r.seq,
+                     r.reason,
+                     r.droppedReports,
+                     dump(r.report),
+                     r.metrics.is_null() ? std::string() : dump(r.metrics),
+                     {}};
+    rec.codes = reportCodes(rec.reportText);
+    return rec;
 }
 
 json makeAckArguments(const Ack &ack)

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "message.h"
 
@@ -50,7 +52,47 @@ struct ReportEnvelope {
 };
 
 json makeReportEvent(const ReportEnvelope &r);
+// The DOM form, for the agent's side and tests; the rules are those of
+// parseReportData (their one home), applied to the event's data.
 Result<ReportEnvelope> parseReportEvent(const Message &m);
+
+// The verdict codes of a daxprobe.check/1 report that the host counts:
+// report.verdict.code and each mounts[].verdict.code, sanitized like an
+// identifier (64 characters); "unknown" where absent or not a string.
+struct ReportCodes {
+    std::string verdict = "unknown";
+    std::vector<std::string> mounts;
+};
+ReportCodes reportCodes(std::string_view reportText);
+
+// A report event as the collector stores it: the envelope, and the agent's
+// report and metrics as the JSON text it sent. That text was validated as
+// part of its line (decodeReportLine), so it is stored as it is: never
+// parsed into a DOM, never re-encoded.
+struct ReportRecord {
+    std::string stream;
+    std::uint64_t seq = 0;
+    std::string reason;
+    std::uint64_t droppedReports = 0;
+    std::string reportText;  // a JSON object
+    std::string metricsText; // empty when absent or null
+    ReportCodes codes;
+};
+
+// The rules of a report event's data (JSON text of an object, validated):
+// "stream" 1-64 characters of [0-9a-f-], "seq" an integer 1..2^53,
+// "report" an object; "reason" (32) and "dropped_reports" optional;
+// "metrics" any value. A repeated key counts with its last value, as in a DOM.
+Result<ReportRecord> parseReportData(std::string_view dataText);
+
+// One line -> its report event, in one validating pass and without a DOM:
+// the same limits, errors and rules as decode() + parseReportEvent(). A line
+// that is valid JSON but not plainly a report event (another kind, or an
+// envelope decode() would refuse) gives nullopt: decode() it to handle it.
+Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, const Limits &limits);
+
+// The record of a report built here (tests, tools): texts dumped, codes read.
+ReportRecord recordOf(const ReportEnvelope &r);
 
 // ack: everything in `stream` up to and including `seq` is stored.
 struct Ack {

@@ -2,12 +2,12 @@
 
 #include <memory>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "check_runner.h"
 #include "daemon_port.h"
 #include "kmsg.h"
+#include "logging.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"
@@ -43,8 +43,8 @@ CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &o)
 
 int runAgent(const DaemonOptions &options)
 {
-    // Logs go to stderr (the journal under systemd), never to the port.
-    spdlog::set_default_logger(spdlog::stderr_color_mt("daxprobe-agent"));
+    // Logs go to the journal under systemd, else stderr; never to the port.
+    setupLogging("daxprobe-agent");
     auto root = Root::open(options.root);
     if (!root) {
         spdlog::error("{}", root.error().describe());

@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "command_scan.h"
+
 namespace daxprobe
 {
 
@@ -26,6 +28,11 @@ Reply ok(json v)
 Reply err(std::string_view cls, std::string desc)
 {
     return {nullptr, cls, std::move(desc)};
+}
+
+json idFromText(std::string_view idText)
+{
+    return idText.empty() ? json() : json::parse(idText, nullptr, false);
 }
 
 } // namespace
@@ -137,6 +144,12 @@ void AgentSession::produceReport(std::string_view reason)
         report = {{"schema", "daxprobe.check/1"},
                   {"verdict", {{"code", "check_failed"}, {"summary", e.what()}}}};
     }
+    // A periodic check that finds a verdict changed reports that change: a
+    // mount change that lands while the interval's check runs is seen by that
+    // check, and its own re-check then finds nothing new to report.
+    if (reason == "interval" && !lastFingerprint_.empty() &&
+        fingerprint(report) != lastFingerprint_)
+        reason = "change";
     pushReport(std::move(report), reason);
 }
 
@@ -156,7 +169,10 @@ bool AgentSession::recheck()
 
 void AgentSession::onBytes(std::string_view data)
 {
-    for (auto &f : decoder_.feed(data)) {
+    // One vector for the session's life: no allocation per read.
+    frames_.clear();
+    decoder_.feed(data, frames_);
+    for (auto &f : frames_) {
         switch (f.kind) {
         case protocol::LineDecoder::Frame::Kind::Line:
             handleLine(f.text);
@@ -175,6 +191,12 @@ void AgentSession::onBytes(std::string_view data)
 
 void AgentSession::handleLine(const std::string &line)
 {
+    // The plain shape of ping/info/check/...: no JSON document built for it.
+    if (auto simple = scanSimpleCommand(line)) {
+        static const json kNoArguments = json::object();
+        runCommand(simple->name, kNoArguments, simple->id);
+        return;
+    }
     auto obj = protocol::parseObject(line, options_.commandLimits);
     if (!obj) {
         ++badMessages_;
@@ -199,11 +221,36 @@ void AgentSession::handleLine(const std::string &line)
                 protocol::makeError(ec::kInvalidMessage, "the agent accepts commands only", id)));
         return;
     }
+    std::string idText = m->id.is_null()
+                             ? std::string()
+                             : m->id.dump(-1, ' ', false, json::error_handler_t::replace);
+    runCommand(m->name, m->payload, idText);
+}
+
+void AgentSession::runCommand(std::string_view name, const json &arguments, std::string_view idText)
+{
     bool sentinelFirst = false;
-    json reply = dispatch(*m, sentinelFirst);
-    send(protocol::encode(reply), sentinelFirst);
-    if (m->name == "sync")
+    // Two statements: the flag is set by dispatch, so it must run first.
+    std::string line = dispatch(name, arguments, idText, sentinelFirst);
+    send(std::move(line), sentinelFirst);
+    if (name == "sync")
         resendPending(); // after the return, so a syncing host sees it first
+}
+
+std::string AgentSession::encodeReturn(const json &value, std::string_view idText)
+{
+    // Byte for byte protocol::encode(protocol::makeReturn(value, id)): a
+    // dump sorts the keys, so "id" comes before "return".
+    std::string out = "{";
+    if (!idText.empty()) {
+        out += "\"id\":";
+        out += idText;
+        out += ',';
+    }
+    out += "\"return\":";
+    out += value.dump(-1, ' ', false, json::error_handler_t::replace);
+    out += "}\n";
+    return out;
 }
 
 json AgentSession::cmdInfo()
@@ -229,7 +276,8 @@ json AgentSession::cmdInfo()
             {"commands_handled", commandsHandled_}};
 }
 
-json AgentSession::dispatch(const Message &m, bool &sentinelFirst)
+std::string AgentSession::dispatch(std::string_view name, const json &arguments,
+                                   std::string_view idText, bool &sentinelFirst)
 {
     // The whole command set, read-only by construction (design.md: an
     // explicit table, ndctl's commands[]). Must match protocol::commandSpecs().
@@ -273,24 +321,25 @@ json AgentSession::dispatch(const Message &m, bool &sentinelFirst)
     };
 
     for (const auto &e : kTable) {
-        if (e.name != m.name)
+        if (e.name != name)
             continue;
         ++commandsHandled_;
         Reply r;
         try {
-            r = e.fn(*this, m.payload);
+            r = e.fn(*this, arguments);
         } catch (const std::exception &ex) {
             r = err(ec::kCommandFailed, ex.what());
         }
         if (!r.errorClass.empty())
-            return protocol::makeError(r.errorClass, r.desc, m.id);
-        sentinelFirst = m.name == "sync";
-        return protocol::makeReturn(std::move(r.value), m.id);
+            return protocol::encode(protocol::makeError(r.errorClass, r.desc, idFromText(idText)));
+        sentinelFirst = name == "sync";
+        return encodeReturn(r.value, idText);
     }
     ++badMessages_;
-    return protocol::makeError(
+    return protocol::encode(protocol::makeError(
         ec::kCommandNotFound,
-        fmt::format("unknown command '{}'", protocol::sanitizeIdentifier(m.name, 64)), m.id);
+        fmt::format("unknown command '{}'", protocol::sanitizeIdentifier(name, 64)),
+        idFromText(idText)));
 }
 
 } // namespace daxprobe

@@ -64,10 +64,19 @@ class AgentSession
     // One fingerprint of every verdict code in a report: a change in it is
     // what "the verdict changed" means.
     static std::string fingerprint(const nlohmann::json &report);
+    // The return line for `value` to a command with this id (JSON text,
+    // empty: none): what encode(makeReturn(value, id)) gives, without the
+    // document around it.
+    static std::string encodeReturn(const nlohmann::json &value, std::string_view idText);
 
   private:
     void handleLine(const std::string &line);
-    nlohmann::json dispatch(const protocol::Message &m, bool &sentinelFirst);
+    // Runs one command and queues its reply. idText: the id as JSON text
+    // (empty: none), so a reply is printed without building a document.
+    void runCommand(std::string_view name, const nlohmann::json &arguments,
+                    std::string_view idText);
+    std::string dispatch(std::string_view name, const nlohmann::json &arguments,
+                         std::string_view idText, bool &sentinelFirst);
     void pushReport(nlohmann::json report, std::string_view reason);
     void resendPending();
     // Queues one line; a host that stopped reading gets nothing more (the
@@ -80,6 +89,7 @@ class AgentSession
     AgentHooks hooks_;
     SessionOptions options_;
     protocol::LineDecoder decoder_;
+    std::vector<protocol::LineDecoder::Frame> frames_;
     ReportQueue queue_;
     std::string out_;
     std::uint64_t seq_ = 0;

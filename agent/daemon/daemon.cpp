@@ -4,6 +4,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,7 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <vector>
+#include <array>
 
 #include <spdlog/spdlog.h>
 
@@ -91,8 +92,14 @@ Result<std::unique_ptr<AgentDaemon>> AgentDaemon::create(const DaemonOptions &op
     }
     if (options.watchMounts)
         d->mountsFd_.reset(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+    d->epollFd_.reset(::epoll_create1(EPOLL_CLOEXEC));
+    if (!d->epollFd_)
+        return failf(errno, "epoll_create1");
     if (auto r = d->openTransport(); !r)
         return tl::unexpected(r.error());
+    d->watch(kSignal, d->signalFd_ ? d->signalFd_.get() : -1, EPOLLIN);
+    d->watch(kMounts, d->mountsFd_ ? d->mountsFd_.get() : -1, EPOLLPRI);
+    d->watch(kListen, d->listenFd_ ? d->listenFd_.get() : -1, EPOLLIN);
     return d;
 }
 
@@ -121,16 +128,44 @@ Result<void> AgentDaemon::openTransport()
     portFd_.reset(::open(path_.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (!portFd_)
         return failf(errno, "open {}", path_);
-    if (signalFd_) {
-        // O_ASYNC has no effect in open(2); it needs F_SETOWN + F_SETFL.
-        if (::fcntl(portFd_.get(), F_SETOWN, ::getpid()) < 0 ||
-            ::fcntl(portFd_.get(), F_SETFL, ::fcntl(portFd_.get(), F_GETFL) | O_ASYNC) < 0)
-            spdlog::warn("{}: no SIGIO ({}); host connects are noticed at the next timer", path_,
-                         Error::errnoName(errno));
-    }
+    // O_ASYNC has no effect in open(2); it needs F_SETOWN + F_SETFL (setAsync).
+    if (signalFd_ && ::fcntl(portFd_.get(), F_SETOWN, ::getpid()) < 0)
+        spdlog::warn("{}: no SIGIO ({}); host connects are noticed at the next timer", path_,
+                     Error::errnoName(errno));
+    else
+        setAsync(true);
     spdlog::info("agent on {} (stream {})", path_, session_.identity().stream);
     probePort();
     return {};
+}
+
+void AgentDaemon::watch(Tag tag, int fd, std::uint32_t events)
+{
+    Watched &w = watched_[tag];
+    if (fd == w.fd && (fd < 0 || events == w.events))
+        return;
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.u32 = tag;
+    if (w.fd >= 0 && w.fd != fd)
+        ::epoll_ctl(epollFd_.get(), EPOLL_CTL_DEL, w.fd, nullptr);
+    if (fd >= 0 &&
+        ::epoll_ctl(epollFd_.get(), w.fd == fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0)
+        spdlog::warn("epoll_ctl fd {}: {}", fd, Error::errnoName(errno));
+    w = {fd, events};
+}
+
+void AgentDaemon::setAsync(bool on)
+{
+    if (!portFd_ || !signalFd_ || on == async_)
+        return;
+    int fl = ::fcntl(portFd_.get(), F_GETFL);
+    if (fl < 0 || ::fcntl(portFd_.get(), F_SETFL, on ? fl | O_ASYNC : fl & ~O_ASYNC) < 0) {
+        spdlog::warn("{}: O_ASYNC {} failed ({})", path_, on ? "on" : "off",
+                     Error::errnoName(errno));
+        return;
+    }
+    async_ = on;
 }
 
 void AgentDaemon::setConnected(bool connected)
@@ -139,6 +174,12 @@ void AgentDaemon::setConnected(bool connected)
         return;
     ++epoch_;
     spdlog::info("host {} on {}", connected ? "connected" : "disconnected", path_);
+    // SIGIO is how a port without a host tells us one arrived. With a host, the
+    // port is in the epoll set (EPOLLIN, EPOLLHUP), and virtio_console would also
+    // raise SIGIO for every message: a signalfd read and a probe poll per
+    // command for nothing. So it is on only while no host is connected; a host
+    // that came while it was off is caught by the probe at the end of runOnce.
+    setAsync(!connected);
     if (connected)
         session_.onConnect();
     else
@@ -158,6 +199,7 @@ void AgentDaemon::probePort()
 
 void AgentDaemon::closeClient()
 {
+    watch(kClient, -1, 0); // before the close: a new client may get the same number
     clientFd_.reset();
     setConnected(false);
 }
@@ -268,23 +310,16 @@ void AgentDaemon::runTimers()
 
 Result<void> AgentDaemon::runOnce(int maxWaitMs)
 {
-    runTimers();
-    logNewReports();
+    // What is queued goes out before a check can block the loop: the greeting
+    // on start, replies, a report.
     flush();
 
-    std::vector<pollfd> fds;
-    auto add = [&](int fd, short events) {
-        fds.push_back({fd, events, 0});
-        return fds.size() - 1;
-    };
-    const short outEv = session_.output().empty() ? 0 : POLLOUT;
-    std::size_t iSig = signalFd_ ? add(signalFd_.get(), POLLIN) : SIZE_MAX;
-    std::size_t iMounts = mountsFd_ ? add(mountsFd_.get(), POLLPRI) : SIZE_MAX;
-    // A port in POLLHUP would wake poll at once, forever: leave it out until SIGIO.
-    std::size_t iPort =
-        portFd_ && session_.connected() ? add(portFd_.get(), POLLIN | outEv) : SIZE_MAX;
-    std::size_t iListen = listenFd_ ? add(listenFd_.get(), POLLIN) : SIZE_MAX;
-    std::size_t iClient = clientFd_ ? add(clientFd_.get(), POLLIN | outEv) : SIZE_MAX;
+    // epoll: a wake costs one epoll_wait, not a poll of every fd, and the
+    // set changes only when a host comes or goes or output backs up.
+    const std::uint32_t outEv = session_.output().empty() ? 0u : std::uint32_t{EPOLLOUT};
+    // A port in POLLHUP would wake us at once, forever: out of the set until SIGIO.
+    watch(kPort, portFd_ && session_.connected() ? portFd_.get() : -1, EPOLLIN | outEv);
+    watch(kClient, clientFd_ ? clientFd_.get() : -1, EPOLLIN | outEv);
 
     std::int64_t next = nextReportMs_;
     if (options_.recheckSeconds > 0)
@@ -294,39 +329,50 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
         wait = std::min<std::int64_t>(wait, maxWaitMs);
 
     const std::uint64_t pollEpoch = epoch_;
-    int n = ::poll(fds.data(), fds.size(), static_cast<int>(wait));
+    std::array<epoll_event, kTags> evs{};
+    int n = ::epoll_wait(epollFd_.get(), evs.data(), kTags, static_cast<int>(wait));
     if (n < 0) {
         if (errno == EINTR)
             return {};
-        return failf(errno, "poll");
+        return failf(errno, "epoll_wait");
     }
-    auto rev = [&](std::size_t i) -> short { return i == SIZE_MAX ? 0 : fds[i].revents; };
+    std::array<std::uint32_t, kTags> revents{};
+    for (int i = 0; i < n; ++i)
+        revents[evs[i].data.u32] |= evs[i].events;
+    auto rev = [&](Tag t) { return revents[t]; };
+    constexpr Tag iSig = kSignal, iMounts = kMounts, iPort = kPort, iListen = kListen,
+                  iClient = kClient;
 
-    if (rev(iSig) & POLLIN)
+    if (rev(iSig) & EPOLLIN)
         handleSignals();
-    if (rev(iMounts) & (POLLPRI | POLLERR))
+    if (rev(iMounts) & (EPOLLPRI | EPOLLERR))
         session_.recheck(); // a mount came or went: has a verdict changed?
     // A SIGIO handled above may already have seen the host go and a new one
     // come: then these revents describe the old connection and must not
     // disconnect the new one.
-    if (short r = rev(iPort); r && epoch_ == pollEpoch) {
+    if (std::uint32_t r = rev(iPort); r && epoch_ == pollEpoch) {
         // Read first: the host's last ack may still sit in the port as it hangs up.
-        if (r & POLLIN)
+        if (r & EPOLLIN)
             readFrom(portFd_.get());
-        if ((r & (POLLHUP | POLLERR)) && epoch_ == pollEpoch)
+        if ((r & (EPOLLHUP | EPOLLERR)) && epoch_ == pollEpoch)
             setConnected(false);
     }
-    if (rev(iListen) & POLLIN)
+    if (rev(iListen) & EPOLLIN)
         acceptClient();
-    if (short r = rev(iClient)) {
-        if (r & POLLIN)
+    if (std::uint32_t r = rev(iClient)) {
+        if (r & EPOLLIN)
             readFrom(clientFd_.get()); // drain before honouring a hangup
-        else if (r & (POLLHUP | POLLERR))
+        else if (r & (EPOLLHUP | EPOLLERR))
             closeClient();
     }
-    // Without SIGIO (no signal handling) a timer wake is the only chance to notice the host.
-    if (portFd_ && !session_.connected() && !signalFd_)
+    // Without SIGIO (no signal handling) a wake is the only chance to notice the
+    // host; with it, a host may have come before O_ASYNC went back on.
+    if (portFd_ && !session_.connected())
         probePort();
+    // Timers after the events: a mount change that came with a due interval
+    // is reported as the change it is (its re-check runs first), and the
+    // first call's 0 ms wait makes the start report at once.
+    runTimers();
     logNewReports();
     flush();
     return {};

@@ -47,12 +47,19 @@ class AgentDaemon
 
     AgentSession &session() { return session_; }
     const std::string &transportPath() const { return path_; }
+    // Whether the port raises SIGIO now (tests: off while a host is connected).
+    bool portAsync() const { return async_; }
 
   private:
     AgentDaemon(const DaemonOptions &options, protocol::AgentIdentity identity, AgentHooks hooks);
     Result<void> openTransport();
     void probePort();
     void setConnected(bool connected);
+    void setAsync(bool on);
+    // What epoll watches, by tag: registered once (signals, mounts, listener)
+    // or as the connection changes (port, client).
+    enum Tag : std::uint32_t { kSignal, kMounts, kPort, kListen, kClient, kTags };
+    void watch(Tag tag, int fd, std::uint32_t events);
     void readFrom(int fd);
     void flush();
     void closeClient();
@@ -69,7 +76,14 @@ class AgentDaemon
     UniqueFD portFd_;   // virtio port: open for the daemon's whole life
     UniqueFD listenFd_; // --listen mode
     UniqueFD clientFd_; // --listen mode: at most one host at a time
+    UniqueFD epollFd_;
+    struct Watched {
+        int fd = -1;
+        std::uint32_t events = 0;
+    };
+    Watched watched_[kTags];
     bool stopping_ = false;
+    bool async_ = false; // O_ASYNC on the port: only while no host is connected
     std::int64_t nextReportMs_ = 0;
     std::int64_t nextRecheckMs_ = 0;
     std::uint64_t loggedSeq_ = 0;

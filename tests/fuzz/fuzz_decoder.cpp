@@ -1,9 +1,11 @@
 // libFuzzer target: the line decoder and the message codec, the first code
 // that touches bytes from the other side of the channel (either direction).
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "json_text.h"
 #include "line_decoder.h"
 #include "message.h"
 #include "schema.h"
@@ -25,7 +27,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     for (const auto &f : frames) {
         if (f.kind != LineDecoder::Frame::Kind::Line)
             continue;
+        // The text validator accepts exactly what nlohmann's parser does.
+        bool accepted = nlohmann::json::accept(f.text);
+        auto valid = validateJson(f.text, limits.maxDepth);
+        if (valid.has_value() != (accepted && jsonDepth(f.text) <= limits.maxDepth))
+            __builtin_trap();
         auto m = decode(f.text, limits);
+        // The report path without a DOM agrees with the DOM's: the same
+        // lines taken, the same fields, the same report and metrics.
+        auto text = decodeReportLine(f.text, limits);
+        if (!text && m && text.error().code != EPROTO)
+            __builtin_trap(); // a message to the DOM, not even JSON to the text path
+        auto dom = m ? parseReportEvent(*m)
+                     : daxprobe::Result<ReportEnvelope>(daxprobe::fail("no message"));
+        if (text && *text) {
+            const ReportRecord &r = **text;
+            if (!dom || dom->stream != r.stream || dom->seq != r.seq || dom->reason != r.reason ||
+                dom->droppedReports != r.droppedReports ||
+                dom->report != nlohmann::json::parse(r.reportText) ||
+                dom->metrics != (r.metricsText.empty() ? nlohmann::json()
+                                                       : nlohmann::json::parse(r.metricsText)) ||
+                r.codes.verdict != reportCodes(dom->report.dump()).verdict)
+                __builtin_trap();
+        } else if (dom) {
+            __builtin_trap(); // the DOM took a report the text path refused or passed over
+        }
         if (!m)
             continue;
         (void)parseReportEvent(*m);

@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     Ingestor ing(
         limits,
         IngestHooks{
-            [](const std::vector<protocol::ReportEnvelope> &batch) -> Result<std::vector<bool>> {
+            [](const std::vector<protocol::ReportRecord> &batch) -> Result<std::vector<bool>> {
                 std::vector<ReportWrite> w;
                 for (const auto &r : batch) {
                     if (r.seq % 5 == 4)

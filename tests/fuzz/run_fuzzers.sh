@@ -31,7 +31,7 @@ fi
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 inc="-I$src/base -I$src/protocol -I$src/collector -I$src/agent/daemon -I$src/probes"
 base="$src/base/result.cpp $src/base/root.cpp $src/base/beneath.cpp"
-proto="$src/protocol/line_decoder.cpp $src/protocol/message.cpp $src/protocol/schema.cpp"
+proto="$src/protocol/line_decoder.cpp $src/protocol/message.cpp $src/protocol/json_text.cpp $src/protocol/json_validate.cpp $src/protocol/schema.cpp"
 
 sources() {
     case $1 in

@@ -73,6 +73,22 @@ TEST_CASE("connect sends sentinel, greeting, then pending reports", "[agent][ses
     CHECK(r->metrics["meminfo"]["Cached"] == 1);
 }
 
+TEST_CASE("a periodic report that finds a changed verdict is a change", "[agent][session]")
+{
+    Fixture f;
+    f.session.onConnect();
+    f.session.produceReport("start");
+    f.session.produceReport("interval"); // same verdicts
+    f.report["mounts"][0]["verdict"]["code"] = "dax_not_requested";
+    f.session.produceReport("interval"); // the mount changed under this check
+    f.session.produceReport("interval");
+    std::vector<std::string> reasons;
+    for (const auto &m : f.drain())
+        if (m.name == "report")
+            reasons.push_back(protocol::parseReportEvent(m)->reason);
+    CHECK(reasons == std::vector<std::string>{"start", "interval", "change", "interval"});
+}
+
 TEST_CASE("every command of the table is dispatched", "[agent][session]")
 {
     Fixture f;

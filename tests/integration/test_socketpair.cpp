@@ -61,7 +61,7 @@ TEST_CASE("disconnect mid-message: the half line is discarded, the report resent
                                       return json{{"verdict", {{"code", "dax_verified"}}}};
                                   },
                                   {}});
-    IngestHooks hooks{[&](const std::vector<protocol::ReportEnvelope> &batch) {
+    IngestHooks hooks{[&](const std::vector<protocol::ReportRecord> &batch) {
                           static const std::string vm = "vm";
                           std::vector<ReportWrite> w;
                           for (const auto &r : batch)

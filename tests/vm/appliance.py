@@ -34,6 +34,7 @@ import appliance_image as image  # noqa: E402
 import appliance_parse as parse  # noqa: E402
 import appliance_report as report  # noqa: E402
 import appliance_stats as stats  # noqa: E402
+import mkinitramfs  # noqa: E402
 import run_scenario  # noqa: E402
 from vmharness import Guest, GuestError, Skip  # noqa: E402
 
@@ -49,11 +50,11 @@ def log(msg):
     print(msg, flush=True)
 
 
-def prepare(info, default_initrd, daxprobe, out, variants, timeout):
+def prepare(info, default_initrd, deb, out, variants, timeout):
     """The root image and, per pmem kind, a backing file holding an fsdax
     namespace with a copy of it (one setup guest each); cached under
     out/cache/KEY until an input changes."""
-    key = image.input_key(info, daxprobe)
+    key = image.input_key(info, deb)
     cache = os.path.join(out, "cache", key)
     meta_path = os.path.join(cache, "images.json")
     meta = image.load_json(meta_path) or {}
@@ -216,7 +217,8 @@ def main():
                     help=f"comma-separated, of {','.join(stats.VARIANTS)}")
     ap.add_argument("--out", help="output folder (default BUILDDIR/appliance)")
     ap.add_argument("--timeout", type=float, default=300.0, help="bound on one boot, s")
-    ap.add_argument("--daxprobe", help="the guest's daxprobe (default BUILDDIR/agent/daxprobe)")
+    ap.add_argument("--deb", help="the guest package daxprobe_*.deb the initramfs takes daxprobe "
+                                  "from (default: the one in BUILDDIR/deb, meson target debs)")
     ap.add_argument("--append", default="", metavar="ARGS",
                     help="more guest kernel command line, e.g. swiotlb=noforce")
     ap.add_argument("--check", action="store_true", help="assert the invariants (meson test)")
@@ -241,19 +243,20 @@ def main():
             raise Skip(args.skip_reason)
         vm_dir = os.path.join(builddir, "tests", "vm")
         info, default_initrd = run_scenario.guest_inputs(vm_dir)
-        daxprobe = args.daxprobe or os.path.join(builddir, "agent", "daxprobe")
-        if not os.path.exists(daxprobe):
-            raise Skip(f"{daxprobe} not built")
         if not shutil.which("mkfs.ext4"):
             raise Skip("mkfs.ext4 not found (e2fsprogs)")
+        deb = args.deb or mkinitramfs.find_guest_deb(os.path.join(builddir, "deb"))
     except Skip as e:
         log(f"SKIP: {e}")
         return 77
+    except RuntimeError as e:  # no guest package: a build error, not a skip
+        log(f"FAIL: {e}")
+        return 1
     os.makedirs(out, exist_ok=True)
     t0 = time.monotonic()
     try:
-        meta = prepare(info, default_initrd, daxprobe, out, variants, args.timeout)
-        initrds = image.build_initramfs(info, daxprobe, out)
+        meta = prepare(info, default_initrd, deb, out, variants, args.timeout)
+        initrds = image.build_initramfs(info, deb, out)
         runs = []
         for i in range(args.runs):  # rounds, so drift in the host's load hits every variant
             for v in variants:

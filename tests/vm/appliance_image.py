@@ -6,7 +6,7 @@
   (appliance/workload.sh), an ld.so.cache; `mkfs.ext4 -d` turns the folder
   into an ext4 image with 4 KiB blocks (DAX needs block size = page size).
 - One initramfs per root device, built with mkinitramfs.build: busybox,
-  daxprobe, guest/ (init + snippets) and only the modules that device needs,
+  daxprobe from the guest package, guest/ (init + snippets) and only the modules that device needs,
   so the difference in size is what the nvdimm modules cost.
 """
 
@@ -123,13 +123,13 @@ def gzip_size(path):
         return len(gzip.compress(f.read(), compresslevel=6, mtime=0))
 
 
-def build_initramfs(info, daxprobe, out_dir):
+def build_initramfs(info, deb, out_dir):
     """One initramfs per root device; returns {device: {path, bytes, gzip_bytes,
     modules, module_bytes}}."""
     result = {}
     for dev, mods in DEVICE_MODULES.items():
         out = os.path.join(out_dir, f"initramfs-{dev}.cpio")
-        img = mkinitramfs.build(info, daxprobe, os.path.join(HERE, "guest"), out,
+        img = mkinitramfs.build(info, deb, os.path.join(HERE, "guest"), out,
                                 modules=BASE_MODULES + mods, tools=False, load=BASE_LOAD)
         kos = {name: os.path.getsize(src) for name, (kind, src, _) in img.entries.items()
                if kind == "file" and name.endswith(".ko")}
@@ -143,7 +143,7 @@ def build_initramfs(info, daxprobe, out_dir):
     return result
 
 
-def input_key(info, daxprobe):
+def input_key(info, deb):
     """Identifies the inputs of the root image and the prepared pmem files, so
     a later run reuses them (and redoes them when anything changed)."""
     h = hashlib.sha256()

@@ -3,9 +3,16 @@
 
 Contents: busybox-static and its applet links, the kernel modules daxprobe's
 scenarios need (with everything modules.dep says they need), ndctl, daxctl,
-mkfs.ext4, mkfs.xfs and the freshly built daxprobe, each dynamic binary with
-every library ldd lists and the loader, plus tests/vm/guest/ (the /init script
-and the scenario snippets).
+mkfs.ext4, mkfs.xfs, each dynamic binary with every library ldd lists and the
+loader, plus tests/vm/guest/ (the /init script and the scenario snippets).
+
+daxprobe itself comes from the guest package (daxprobe_*.deb, built by the
+meson target `debs`), unpacked with `dpkg-deb -x`: the program (its libraries
+as ldd lists them for that very file, each one it links directly checked
+to come from a package its Depends names), the boot check script and the
+initramfs-tools local-bottom script, installed where initramfs-tools puts it
+(/scripts/local-bottom/, with the ORDER file its mkinitramfs writes). So every
+scenario runs what the package ships, never a loose build-tree binary.
 
 The archive is left uncompressed on purpose: under TCG the kernel's gunzip of
 ~8 MB costs more than QEMU copying ~30 MB into guest RAM.
@@ -45,8 +52,114 @@ BINARIES = {
 CONFIG_FILES = ["/etc/mke2fs.conf"]
 
 # Libraries daxprobe dlopen()s rather than links (ldd cannot see them):
-# libpmem only for the MAP_SYNC check on a DAX mount.
+# libpmem only for the MAP_SYNC check on a DAX mount (the package
+# recommends it).
 DLOPENED = ["libpmem.so.1"]
+
+# What the guest takes from the guest package: path in the package -> path in
+# the guest. The local-bottom script goes where initramfs-tools copies it.
+PACKAGE_FILES = {
+    "usr/bin/daxprobe": "/usr/bin/daxprobe",
+    "usr/libexec/daxprobe/daxprobe-init-hook.sh": "/usr/libexec/daxprobe/daxprobe-init-hook.sh",
+    "usr/share/initramfs-tools/scripts/local-bottom/daxprobe": "/scripts/local-bottom/daxprobe",
+}
+GUEST_PACKAGE = "daxprobe_*.deb"
+
+
+def find_guest_deb(deb_dir):
+    """The one guest package in deb_dir, or a RuntimeError saying how to build it."""
+    import glob
+    found = sorted(glob.glob(os.path.join(deb_dir, GUEST_PACKAGE)))
+    if len(found) != 1:
+        what = "no" if not found else f"{len(found)} ({', '.join(map(os.path.basename, found))})"
+        raise RuntimeError(f"{what} guest package {GUEST_PACKAGE} in {deb_dir}: the VM guests are "
+                           f"built from it; build it with `meson compile -C BUILDDIR debs` "
+                           f"(packaging/build-debs.sh)")
+    return found[0]
+
+
+def unpack_deb(deb, dest):
+    """`dpkg-deb -x` into a fresh dest; returns dest."""
+    if not os.path.isfile(deb):
+        raise RuntimeError(f"guest package {deb} does not exist: build it with "
+                           f"`meson compile -C BUILDDIR debs` (packaging/build-debs.sh)")
+    shutil.rmtree(dest, ignore_errors=True)
+    p = subprocess.run(["dpkg-deb", "-x", deb, dest], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"dpkg-deb -x {deb} failed: {p.stderr.strip()}")
+    return dest
+
+
+def _owners(paths):
+    """{path: the Debian package owning it} for library paths, in one dpkg
+    query (usrmerge: a file may be listed under /lib or /usr/lib); and
+    {package: the names it provides} for those packages."""
+    alts = {}
+    for p in paths:
+        for a in (p, p[4:] if p.startswith("/usr/") else "/usr" + p, os.path.realpath(p)):
+            alts.setdefault(a, p)
+    r = subprocess.run(["dpkg-query", "-S"] + list(alts), capture_output=True, text=True)
+    owners = {}
+    for line in r.stdout.splitlines():
+        pkgs, _, path = line.partition(": ")
+        if path in alts:
+            owners.setdefault(alts[path], pkgs.split(",")[0].split(":")[0].strip())
+    provides = {}
+    if owners:
+        r = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Provides}\n"]
+                           + sorted(set(owners.values())), capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            name, _, prov = line.partition(" ")
+            provides[name] = {re.split(r"[\s(]", x.strip(), 1)[0] for x in prov.split(",") if x.strip()}
+    return owners, provides
+
+
+def check_depends(deb, binary):
+    """Each library the packaged program links directly (ELF NEEDED) must come
+    from a package the .deb's Depends names (or one it provides): the guest
+    then holds what an install of the package brings, and a missing Depends
+    fails here."""
+    fields = subprocess.run(["dpkg-deb", "-f", deb, "Depends"], capture_output=True,
+                            text=True, check=True).stdout
+    depends = {re.split(r"[\s(:]", alt.strip(), 1)[0]
+               for dep in fields.split(",") for alt in dep.split("|") if alt.strip()}
+    dyn = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True,
+                         check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+    paths = {}
+    for line in subprocess.run(["ldd", binary], capture_output=True, text=True).stdout.splitlines():
+        m = re.match(r"^\s*(\S+) => (/\S+) \(0x", line)
+        if m:
+            paths[m.group(1)] = m.group(2)
+    owners, provides = _owners([paths[n] for n in needed if n in paths])
+    for soname in needed:
+        owner = owners.get(paths.get(soname))
+        if owner is None or not ({owner} | provides.get(owner, set())) & depends:
+            raise RuntimeError(f"{os.path.basename(deb)}: /usr/bin/daxprobe needs {soname} "
+                               f"({paths.get(soname, 'not found')}, package {owner}), "
+                               f"which its Depends ({', '.join(sorted(depends))}) does not name")
+
+
+def add_package(img, deb, root):
+    """The guest package's files (PACKAGE_FILES) from its unpacked tree `root`;
+    the image depends on the .deb, not on the unpacked copies."""
+    for rel, dest in PACKAGE_FILES.items():
+        src = os.path.join(root, rel)
+        if not os.path.isfile(src):
+            raise RuntimeError(f"the guest package {os.path.basename(deb)} lacks /{rel}")
+        if rel == "usr/bin/daxprobe":
+            check_depends(deb, src)
+            add_dynamic(img, dest, src)
+        else:
+            img.add_file(dest, src, 0o755)
+    # initramfs-tools' mkinitramfs runs the scripts of a phase in the order its
+    # ORDER file lists (cache_run_scripts), each re-reading /conf/param.conf.
+    img.add_data("/scripts/local-bottom/ORDER",
+                 b'/scripts/local-bottom/daxprobe "$@"\n'
+                 b"[ -e /conf/param.conf ] && . /conf/param.conf\n")
+    real_root = os.path.realpath(root)
+    img.deps = {d for d in img.deps if not d.startswith(real_root + os.sep)}
+    img.deps.add(os.path.realpath(deb))
 
 
 class Image:
@@ -212,15 +325,6 @@ def add_modules(img, info, modules=MODULES):
             img.add_file(f"/lib/modules/{kver}/{extra}", p, 0o644)
 
 
-def stripped(binary, dest):
-    """A copy without debug info (halves the image); the original if no strip."""
-    strip = shutil.which("strip")
-    if not strip:
-        return binary
-    subprocess.run([strip, "--strip-debug", "-o", dest, binary], check=True)
-    return dest
-
-
 def add_busybox(img):
     bb = shutil.which("busybox") or "/bin/busybox"
     img.add_file("/bin/busybox", bb, 0o755)
@@ -231,9 +335,9 @@ def add_busybox(img):
         img.add_symlink(applet, "/bin/busybox")
 
 
-def build(info, daxprobe, guest_dir, out, *, modules=MODULES, tools=True, load=None):
-    """Write the initramfs `out`; returns the Image (entries, host deps).
-    modules: what to ship (plus modules.dep closure); tools: ndctl, daxctl,
+def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None):
+    """Write the initramfs `out` with daxprobe from the guest package `deb`;
+    returns the Image (entries, host deps). modules: what to ship (plus modules.dep closure); tools: ndctl, daxctl,
     mkfs; load: the modules /init loads (default: its own list)."""
     img = Image()
     for d in ("proc", "sys", "dev", "tmp", "run", "mnt", "results", "etc", "root"):
@@ -242,13 +346,11 @@ def build(info, daxprobe, guest_dir, out, *, modules=MODULES, tools=True, load=N
     if tools:
         for dest, src in BINARIES.items():
             add_dynamic(img, dest, src)
-    copy = stripped(daxprobe, out + ".daxprobe")
-    add_dynamic(img, "/usr/bin/daxprobe", copy)
+    pkg_root = unpack_deb(deb, out + ".pkg")
+    add_package(img, deb, pkg_root)
     for soname in DLOPENED:
         lib = find_library(soname)
         add_dynamic(img, lib, lib)
-    img.deps.discard(os.path.realpath(copy))
-    img.deps.add(os.path.realpath(daxprobe))
     for c in CONFIG_FILES if tools else []:
         if os.path.exists(c):
             img.add_file(c, c, 0o644)
@@ -267,17 +369,20 @@ def build(info, daxprobe, guest_dir, out, *, modules=MODULES, tools=True, load=N
             rel = os.path.relpath(src, guest)
             dest = "/init" if rel == "init" else f"/daxprobe-vm/{rel}"
             img.add_file(dest, src, 0o755 if rel == "init" else 0o644)
+    # The few initramfs-tools functions the packaged local-bottom script uses
+    # (it sources /scripts/functions): the test bed's stand-in, see the file.
+    img.add_file("/scripts/functions", os.path.join(guest, "initramfs-tools-functions.sh"), 0o644)
 
     img.write(out)
-    if copy != daxprobe and os.path.exists(copy):
-        os.unlink(copy)  # the stripped copy was only needed while writing
+    shutil.rmtree(pkg_root)  # only needed while writing
     return img
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel-info", required=True)
-    ap.add_argument("--daxprobe", required=True)
+    ap.add_argument("--deb-dir", required=True,
+                    help="where the meson target `debs` put the guest package daxprobe_*.deb")
     ap.add_argument("--guest-dir", required=True, help="tests/vm/guest: init + scenarios")
     ap.add_argument("--out", required=True)
     ap.add_argument("--depfile")
@@ -292,7 +397,7 @@ def main():
         print(info.get("reason", "guest kernel unavailable"), file=sys.stderr)
         return 0
 
-    img = build(info, args.daxprobe, args.guest_dir, args.out)
+    img = build(info, find_guest_deb(args.deb_dir), args.guest_dir, args.out)
     if args.depfile:
         with open(args.depfile, "w") as f:
             deps = sorted(img.deps)

@@ -17,7 +17,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import scenarios  # noqa: E402
+import scenarios  # noqa: E402  (first: it imports package_checks)
+import package_checks  # noqa: E402
 from vmharness import Guest, GuestError, Skip  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -110,6 +111,8 @@ def main():
                     help="also run daxprobe --capture and store tests/fixtures/<scenario>/")
     ap.add_argument("--fixtures", default=os.path.join(SOURCE_ROOT, "tests", "fixtures"))
     ap.add_argument("--daxprobe", help="the host build of daxprobe (capture: writes expected.json)")
+    ap.add_argument("--deb-dir", help="the guest package's folder (BUILDDIR/deb): the guest's "
+                                      "daxprobe must be the one that package ships")
     ap.add_argument("--keep", action="store_true", help="keep the run folder")
     ap.add_argument("--human", action="store_true", help="print daxprobe's human report")
     ap.add_argument("--no-assert", action="store_true", help="boot and show, do not assert")
@@ -131,7 +134,8 @@ def main():
         last = os.path.join(args.vm_dir, "runs", run_name)
         guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
                       label_size=scenario.label_size, capture=args.capture,
-                      human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem)
+                      human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
+                      extra_cmdline=scenario.cmdline)
         files = {}
         error = None
         try:
@@ -191,6 +195,13 @@ def main():
         if args.no_assert:
             return 0
 
+        if args.deb_dir:
+            try:
+                files["host/package-daxprobe.sha256"] = package_checks.packaged_daxprobe_sha256(
+                    args.deb_dir).encode()
+            except RuntimeError as e:
+                log(f"[{args.scenario}] FAIL: {e}")
+                return 1
         checker, res = scenarios.run_checks(scenario, files)
         for n in checker.notes:
             log(f"[{args.scenario}] note: {n}")

@@ -12,6 +12,7 @@ See tests/vm/README.md.
 import json
 
 import collector_scenario
+import package_checks
 import verdict_checks
 from workload_checks import (expect_exercise_dax, expect_exercise_page_cache,
                              expect_profile_cmd, expect_profile_dd)
@@ -524,11 +525,13 @@ class Scenario:
     assertions; nvdimm/label_size: the emulated DIMM; host(guest, log): an
     optional host-side actor run while the guest is up (e.g. a collector on
     guest.agent_sock), returning a dict merged into the results as
-    "host/<key>" entries so check() can assert on it; timeout: seconds."""
+    "host/<key>" entries so check() can assert on it; timeout: seconds;
+    cmdline: more guest kernel command line (e.g. daxprobe.mode=strict)."""
 
     def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None,
-                 virtio_pmem=False):
+                 virtio_pmem=False, cmdline=""):
         self.name = name
+        self.cmdline = cmdline
         self.virtio_pmem = virtio_pmem
         self.check = check
         self.nvdimm = nvdimm
@@ -556,6 +559,12 @@ SCENARIOS = {s.name: s for s in [
     Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
     Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True,
              host=verdict_checks.virtio_pmem_host),
+    Scenario("boot-hook-warn-raw", package_checks.check_boot_hook_warn_raw,
+             cmdline="daxprobe.mode=warn"),
+    Scenario("boot-hook-strict-raw", package_checks.check_boot_hook_strict_raw,
+             cmdline="daxprobe.mode=strict"),
+    Scenario("boot-hook-strict-fsdax", package_checks.check_boot_hook_strict_fsdax,
+             cmdline="daxprobe.mode=strict"),
 ]}
 
 
@@ -582,6 +591,7 @@ def run_checks(scenario, files):
     c.check(not res.text("host/error.txt"), res.text("host/error.txt"))
     scenario.check(c, res)
     expect_kernel_healthy(c, res)
+    package_checks.expect_packaged_daxprobe(c, res)
     # The reference comparison applies everywhere, including no NFIT (both empty).
     if res.check is not None:
         compare_with_ndctl(c, res)

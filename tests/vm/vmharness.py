@@ -44,7 +44,8 @@ def find_qemu():
 class Guest:
     def __init__(self, vmlinux, initrd, scenario, *, nvdimm=True, label_size=None,
                  nvdimm_size="512M", memory="512M", capture=False, human=False,
-                 extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None):
+                 extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None,
+                 extra_ports=()):
         self.vmlinux = vmlinux
         self.initrd = initrd
         self.scenario = scenario
@@ -60,6 +61,9 @@ class Guest:
         # instead of an NVDIMM (no NFIT); disk: a raw image on virtio-blk.
         self.virtio_pmem = virtio_pmem
         self.disk = disk
+        # More virtio-serial ports, each a unix socket server in the run dir:
+        # {port name: socket path} (bench/agent_bench.py: org.qemu.guest_agent.0).
+        self.extra_ports = {}
         self.rusage = None  # QEMU's, from wait4 once it exited (ru_maxrss: peak RSS)
         # Unix socket paths must stay under 108 bytes: use a short temp dir.
         self.dir = workdir or tempfile.mkdtemp(prefix=f"dxvm-{scenario[:12]}-")
@@ -70,6 +74,8 @@ class Guest:
         self.nvdimm_path = os.path.join(self.dir, "nvdimm.img")
         # Beside an NVDIMM, virtio-pmem gets a backing file of its own.
         self.vpmem_path = os.path.join(self.dir, "vpmem.img") if nvdimm else self.nvdimm_path
+        for i, name in enumerate(extra_ports):
+            self.extra_ports[name] = os.path.join(self.dir, f"port{i}.sock")
         self.proc = None
         self.reader = None
         self.done = threading.Event()
@@ -83,7 +89,10 @@ class Guest:
 
     # -- QEMU ------------------------------------------------------------------
     def command(self):
-        append = (f"console=ttyS0 panic=-1 quiet daxprobe.scenario={self.scenario}"
+        # no_timer_check: on a saturated host, TCG can run the guest's timer
+        # too late for the kernel's IO-APIC timer check, which then panics
+        # ("IO-APIC + timer doesn't work", seen here at load ~17 on 2 cores).
+        append = (f"console=ttyS0 panic=-1 quiet no_timer_check daxprobe.scenario={self.scenario}"
                   f" daxprobe.capture={int(self.capture)} daxprobe.human={int(self.human)}")
         if self.extra_cmdline:
             append += " " + self.extra_cmdline
@@ -114,6 +123,9 @@ class Guest:
                 "-device", f"virtserialport,chardev=ch1,name={RESULTS_PORT}",
                 "-chardev", f"socket,path={self.control_sock},server=on,wait=off,id=ch2",
                 "-device", f"virtserialport,chardev=ch2,name={CONTROL_PORT}"]
+        for i, (name, path) in enumerate(self.extra_ports.items()):
+            cmd += ["-chardev", f"socket,path={path},server=on,wait=off,id=chx{i}",
+                    "-device", f"virtserialport,chardev=chx{i},name={name}"]
         return cmd
 
     def __enter__(self):
@@ -195,16 +207,23 @@ class Guest:
         """A connected socket on org.daxprobe.agent.0 (for host actors)."""
         return self._connect(self.agent_sock, AGENT_PORT, timeout)
 
+    def connect_port(self, name, timeout=30.0):
+        """A connected socket on one of the extra_ports."""
+        return self._connect(self.extra_ports[name], name, timeout)
+
     def tell_guest(self, line, timeout=30.0):
         """Send one line on org.daxprobe.control: the guest's `wait_host`
-        returns it. QEMU holds it if the guest has not opened the port yet."""
+        returns it. QEMU holds it if the guest has not opened the port yet.
+        May be called again: each call waits for its own acknowledgement."""
+        with self.console_lock:
+            said = self.console.count(b"DAXPROBE-HOST-SAID")
         s = self._connect(self.control_sock, CONTROL_PORT, timeout)
         with s:
             s.sendall(line.encode() + b"\n")
             # Stay connected until the guest has read it: a close could make
             # the guest's read return 0 before the data; its DAXPROBE-HOST-SAID
             # console line says it has it.
-            self.wait_console("DAXPROBE-HOST-SAID", 1, timeout)
+            self.wait_console("DAXPROBE-HOST-SAID", said + 1, timeout)
 
     def _connect(self, path, port, timeout):
         """QEMU creates the listening socket during its start-up, shortly after

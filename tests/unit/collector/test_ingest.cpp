@@ -20,20 +20,20 @@ struct Harness {
     Ingestor ing;
 
     explicit Harness(IngestLimits lim = {})
-        : ing(lim,
-              IngestHooks{
-                  [this](const std::vector<protocol::ReportEnvelope> &batch)
-                      -> Result<std::vector<bool>> {
-                      ++commits;
-                      if (failStore)
-                          return fail("disk full", 28);
-                      std::vector<bool> isNew;
-                      for (const auto &r : batch)
-                          isNew.push_back(
-                              stored.emplace(std::make_pair(r.stream, r.seq), r.report).second);
-                      return isNew;
-                  },
-                  [this](const protocol::AgentIdentity &i) { id = i; }})
+        : ing(lim, IngestHooks{[this](const std::vector<protocol::ReportRecord> &batch)
+                                   -> Result<std::vector<bool>> {
+                                   ++commits;
+                                   if (failStore)
+                                       return fail("disk full", 28);
+                                   std::vector<bool> isNew;
+                                   for (const auto &r : batch)
+                                       isNew.push_back(stored
+                                                           .emplace(std::make_pair(r.stream, r.seq),
+                                                                    json::parse(r.reportText))
+                                                           .second);
+                                   return isNew;
+                               },
+                               [this](const protocol::AgentIdentity &i) { id = i; }})
     {
     }
 
@@ -243,17 +243,18 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
 {
     std::set<std::uint64_t> failOnce = {2};
     std::map<std::uint64_t, json> stored;
-    Ingestor ing({}, IngestHooks{[&](const std::vector<protocol::ReportEnvelope> &batch)
-                                     -> Result<std::vector<bool>> {
-                                     for (const auto &r : batch)
-                                         if (failOnce.erase(r.seq))
-                                             return fail("database is locked", 5);
-                                     std::vector<bool> isNew;
-                                     for (const auto &r : batch)
-                                         isNew.push_back(stored.emplace(r.seq, r.report).second);
-                                     return isNew;
-                                 },
-                                 {}});
+    Ingestor ing(
+        {}, IngestHooks{
+                [&](const std::vector<protocol::ReportRecord> &batch) -> Result<std::vector<bool>> {
+                    for (const auto &r : batch)
+                        if (failOnce.erase(r.seq))
+                            return fail("database is locked", 5);
+                    std::vector<bool> isNew;
+                    for (const auto &r : batch)
+                        isNew.push_back(stored.emplace(r.seq, json::parse(r.reportText)).second);
+                    return isNew;
+                },
+                {}});
     std::vector<protocol::Message> sent;
     auto collect = [&] {
         protocol::LineDecoder d(1 << 20);

@@ -16,13 +16,12 @@ TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector]
         m.connected = true;
         m.stored = 3;
         m.disconnects["eof"] = 2;
-        MetricsRegistry::applyReport(m,
-                                     {{"verdict", {{"code", "problems_found"}}},
-                                      {"mounts",
-                                       {{{"verdict", {{"code", "dax_active"}}}},
-                                        {{"verdict", {{"code", "dax_silently_off"}}}},
-                                        {{"verdict", {{"code", "made_up_by_guest"}}}}}}},
-                                     1700000000);
+        nlohmann::json report{{"verdict", {{"code", "problems_found"}}},
+                              {"mounts",
+                               {{{"verdict", {{"code", "dax_active"}}}},
+                                {{"verdict", {{"code", "dax_silently_off"}}}},
+                                {{"verdict", {{"code", "made_up_by_guest"}}}}}}};
+        MetricsRegistry::applyReport(m, protocol::reportCodes(report.dump()), 1700000000);
     });
     std::string text = reg.render();
     CHECK_THAT(text, Catch::Contains("daxprobe_vm_connected{vm=\"vm\\\"1\"} 1"));

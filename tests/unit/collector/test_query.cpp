@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <ctime>
+
 #include "query.h"
 
 using namespace daxprobe;
@@ -32,7 +34,74 @@ TEST_CASE("text output escapes control characters and bad UTF-8", "[collector][q
 
     // JSON output escapes control characters itself; invalid UTF-8 must not throw.
     v.vm = "bad\xff";
-    CHECK_NOTHROW(latestJson({v}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::string text;
+    CHECK_NOTHROW(text = latestJson({v}));
+    CHECK(nlohmann::json::parse(text)["vms"][0]["vm"] == "bad\xef\xbf\xbd");
+}
+
+TEST_CASE("latest JSON is the document a DOM would make, host facts spliced", "[collector][query]")
+{
+    VmState a, b;
+    a.vm = "web\"1";
+    a.socket = "/run/x.sock";
+    a.machineId = "m1";
+    a.hostname = "h\tx";
+    a.agentVersion = "0.1.0";
+    a.verdict = "dax_verified";
+    a.stream = "ab-1";
+    a.seq = 7;
+    a.reportCount = 9;
+    a.droppedReports = 2;
+    a.lastReportAt = 1796217422;
+    a.hostFactsText = R"({"pid":7,"nvdimm":[{"size":1}]})";
+    b.vm = "db";
+    auto j = nlohmann::json::parse(latestJson({a, b}));
+    nlohmann::json want = {{"schema", "daxprobe.collector.latest/1"},
+                           {"vms",
+                            {{{"vm", "web\"1"},
+                              {"socket", "/run/x.sock"},
+                              {"machine_id", "m1"},
+                              {"hostname", "h\tx"},
+                              {"agent_version", "0.1.0"},
+                              {"verdict", "dax_verified"},
+                              {"stream", "ab-1"},
+                              {"seq", 7},
+                              {"reports_stored", 9},
+                              {"agent_dropped_reports", 2},
+                              {"last_report", "2026-12-02T13:17:02Z"},
+                              {"last_seen", "-"},
+                              {"host", {{"pid", 7}, {"nvdimm", {{{"size", 1}}}}}}},
+                             {{"vm", "db"},
+                              {"socket", ""},
+                              {"machine_id", ""},
+                              {"hostname", ""},
+                              {"agent_version", ""},
+                              {"verdict", ""},
+                              {"stream", ""},
+                              {"seq", 0},
+                              {"reports_stored", 0},
+                              {"agent_dropped_reports", 0},
+                              {"last_report", "-"},
+                              {"last_seen", "-"},
+                              {"host", nullptr}}}}};
+    CHECK(j == want);
+    CHECK(nlohmann::json::parse(latestJson({}))["vms"].empty());
+}
+
+TEST_CASE("times are UTC ISO 8601, as gmtime_r and strftime write them", "[collector][query]")
+{
+    for (std::int64_t t : {1LL, 59LL, 86399LL, 86400LL, 951782400LL, 951868799LL, 978307200LL,
+                           1709164800LL, 1796217422LL, 4102444799LL, 253402300799LL}) {
+        VmState v;
+        v.lastReportAt = t;
+        time_t tt = static_cast<time_t>(t);
+        tm tmv{};
+        gmtime_r(&tt, &tmv);
+        char want[32];
+        strftime(want, sizeof want, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+        INFO(t);
+        CHECK(nlohmann::json::parse(latestJson({v}))["vms"][0]["last_report"] == want);
+    }
 }
 
 TEST_CASE("history JSON splices the stored text: same document as a parse and dump",

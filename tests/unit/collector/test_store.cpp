@@ -220,7 +220,8 @@ TEST_CASE("a batch is one transaction: all stored, resends within it counted onc
     auto s = Store::open(dir.path() + "/c.db");
     REQUIRE(s);
     std::string vm1 = "vm1", vm2 = "vm2";
-    auto a = report(1), b = report(2), c = report(1, "no_nfit", "bb");
+    auto a = protocol::recordOf(report(1)), b = protocol::recordOf(report(2)),
+         c = protocol::recordOf(report(1, "no_nfit", "bb"));
     std::vector<ReportWrite> batch = {{&vm1, &a}, {&vm1, &b}, {&vm2, &c}, {&vm1, &a}};
     auto r = s->addReports(batch, 10);
     REQUIRE(r);
@@ -241,7 +242,7 @@ TEST_CASE("a batch that cannot commit stores nothing", "[collector][store][batch
     auto s = Store::open(dir.path() + "/c.db", StoreOptions{1000, 1 << 20, 0});
     REQUIRE(s);
     std::string vm = "vm1";
-    auto a = report(1), b = report(2);
+    auto a = protocol::recordOf(report(1)), b = protocol::recordOf(report(2));
     std::vector<ReportWrite> batch = {{&vm, &a}, {&vm, &b}};
     auto other = SqliteDb::open(dir.path() + "/c.db", false);
     REQUIRE(other);

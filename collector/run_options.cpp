@@ -1,0 +1,43 @@
+#include "run_options.h"
+
+namespace daxprobe::collector
+{
+
+CLI::App *addRunCommand(CLI::App &app, RunArgs &a)
+{
+    CollectorOptions &o = a.options;
+    auto *run =
+        app.add_subcommand("run", "Connect to guest channels, store reports, serve /metrics");
+    run->add_option("--socket", a.sockets, "A QEMU chardev socket: [NAME=]PATH (repeatable)");
+    run->add_option("--config", a.config, "Config file (see collector/README in PROTOCOL.md)");
+    run->add_option("--watch-dir", o.watchDirs,
+                    "Directory of channel sockets to watch (repeatable)");
+    run->add_option("--watch-name", o.watchName,
+                    "Socket file name to pick up in watched dirs ('*': any)")
+        ->capture_default_str();
+    run->add_option("--state-dir", o.stateDir,
+                    "Where collector.db lives (default $STATE_DIRECTORY or /var/lib/daxprobe)");
+    run->add_option("--metrics-listen", o.metricsListen, "HOST:PORT for /metrics ('' disables)")
+        ->capture_default_str();
+    run->add_option("--max-rows", o.maxRowsPerVm, "Reports kept per VM")->capture_default_str();
+    run->add_option("--max-bytes", o.maxBytesPerVm, "Report bytes kept per VM")
+        ->capture_default_str();
+    run->add_option("--max-guests", o.maxChannels, "Guests served at once (more are ignored)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    run->add_option("--guest-rate", o.messagesPerSecond,
+                    "Messages per second one guest may send (burst: 10 s worth)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    run->add_option("--guest-byte-rate", o.bytesPerSecond,
+                    "Bytes per second one guest may send (burst: 4 s worth)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    run->add_option("--log-level", a.logLevel,
+                    "trace, debug (also each stored report), info, warn, error, off")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+    return run;
+}
+
+} // namespace daxprobe::collector

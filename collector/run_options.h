@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "options.h"
+
+namespace daxprobe::collector
+{
+
+// What `daxprobe-collector run` is given on its command line.
+struct RunArgs {
+    CollectorOptions options;
+    std::vector<std::string> sockets; // [NAME=]PATH
+    std::string config;
+    std::string logLevel = "info";
+};
+
+// The `run` subcommand and its options: one table, registered by
+// daxprobe-collector (for --help, --help-all and the man page) and by the
+// daemon it execs, which parses them.
+CLI::App *addRunCommand(CLI::App &app, RunArgs &args);
+
+} // namespace daxprobe::collector

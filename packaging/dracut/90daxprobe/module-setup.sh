@@ -1,0 +1,22 @@
+#!/bin/bash
+# dracut module: daxprobe's boot check, run once the root is mounted
+# (pre-pivot), with daxprobe.mode=warn|strict|off from the kernel command line.
+
+check() {
+    require_binaries daxprobe /usr/libexec/daxprobe/daxprobe-init-hook.sh || return 1
+    return 255 # only when asked for (add_dracutmodules+=" daxprobe ")
+}
+
+depends() {
+    return 0
+}
+
+installkernel() {
+    instmods nfit nd_pmem nd_btt dax_pmem
+}
+
+install() {
+    inst_binary daxprobe /usr/bin/daxprobe
+    inst_simple /usr/libexec/daxprobe/daxprobe-init-hook.sh
+    inst_hook pre-pivot 90 "$moddir/daxprobe-check.sh"
+}
