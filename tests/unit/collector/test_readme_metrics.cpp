@@ -122,10 +122,10 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
     reg.update("vm1", [](VmMetrics &m) {
         m.connected = true;
         m.disconnects["eof"] = 1;
-        MetricsRegistry::applyReport(m,
-                                     {{"verdict", {{"code", "dax_verified"}}},
-                                      {"mounts", {{{"verdict", {{"code", "dax_active"}}}}}}},
-                                     1700000000);
+        protocol::ReportCodes codes;
+        codes.verdict = "dax_verified";
+        codes.mounts = {"dax_active"};
+        MetricsRegistry::applyReport(m, codes, 1700000000);
         QemuFacts q;
         q.pid = 1;
         NvdimmBackend b;
