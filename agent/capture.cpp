@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 Result<void> CaptureWriter::write(const std::string &relPath, std::string_view content)
 {

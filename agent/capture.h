@@ -7,13 +7,15 @@
 
 #include "result.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Writes what a live check read into a directory shaped like the root it
 // came from (proc/..., sys/...), plus live.json: a fixture scenario, or a
 // bundle a user can attach to a bug report and we can --replay.
-class CaptureWriter {
-public:
+class CaptureWriter
+{
+  public:
     explicit CaptureWriter(std::string dir) : dir_(std::move(dir)) {}
 
     void addFile(const std::string &relPath, std::string_view content);
@@ -21,7 +23,7 @@ public:
     // First failure, if any: a capture that lost a file must say so.
     const std::string &error() const { return error_; }
 
-private:
+  private:
     Result<void> write(const std::string &relPath, std::string_view content);
 
     std::string dir_;

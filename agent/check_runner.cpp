@@ -13,17 +13,20 @@
 #include "verdict.h"
 #include "vmstat.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 CheckOutcome failed(const std::string &why)
 {
     CheckOutcome out;
     out.exitCode = 2;
-    out.report = {{"schema", kCheckSchema},
-                  {"exit_code", 2},
-                  {"verdict", {{"code", "check_failed"}, {"severity", "problem"}, {"summary", why}}}};
+    out.report = {
+        {"schema", kCheckSchema},
+        {"exit_code", 2},
+        {"verdict", {{"code", "check_failed"}, {"severity", "problem"}, {"summary", why}}}};
     out.text = "daxprobe check failed: " + why + "\n";
     return out;
 }
@@ -99,7 +102,8 @@ CheckOutcome runCheck(const CheckOptions &options)
     }
 }
 
-namespace {
+namespace
+{
 
 // Copies the named counters that exist; a kernel without THP has no thp_*.
 template <typename Map, typename Names>
@@ -122,8 +126,9 @@ nlohmann::json collectMetrics(const std::string &rootDir)
         out["errors"].push_back(root.error().describe());
         return out;
     }
-    static const std::vector<std::string> meminfoNames = {
-        "MemTotal", "MemAvailable", "Cached", "Buffers", "Shmem", "Mapped", "Dirty", "Writeback", "AnonPages"};
+    static const std::vector<std::string> meminfoNames = {"MemTotal", "MemAvailable", "Cached",
+                                                          "Buffers",  "Shmem",        "Mapped",
+                                                          "Dirty",    "Writeback",    "AnonPages"};
     if (auto m = root->readFile("proc/meminfo").and_then(parseMeminfo))
         pick(out["meminfo"], *m, meminfoNames);
     else

@@ -5,18 +5,19 @@
 
 #include <nlohmann/json.hpp>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 class KmsgReader;
 
 struct CheckOptions {
-    std::string root = "/";              // where /proc, /sys, /dev are read from
-    std::vector<std::string> paths;      // --path: extra files to examine
-    bool activeChecks = true;            // MAP_SYNC test file on writable DAX mounts
-    std::string captureDir;              // --capture: copy every file read + live facts here
-    std::string replayDir;               // --replay: compute the report from a capture
-    bool color = false;                  // ANSI colours in the text report
-    KmsgReader *kmsg = nullptr;          // the agent's log, open between checks
+    std::string root = "/";         // where /proc, /sys, /dev are read from
+    std::vector<std::string> paths; // --path: extra files to examine
+    bool activeChecks = true;       // MAP_SYNC test file on writable DAX mounts
+    std::string captureDir;         // --capture: copy every file read + live facts here
+    std::string replayDir;          // --replay: compute the report from a capture
+    bool color = false;             // ANSI colours in the text report
+    KmsgReader *kmsg = nullptr;     // the agent's log, open between checks
 };
 
 struct CheckOutcome {

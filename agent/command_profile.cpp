@@ -11,9 +11,11 @@
 #include "dax_evidence.h"
 #include "unique_fd.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 double seconds(const timeval &tv)
 {

@@ -12,7 +12,8 @@
 #include "root.h"
 #include "vmstat.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 struct CommandProfileOptions {
     std::vector<std::string> argv;

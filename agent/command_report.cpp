@@ -9,9 +9,11 @@
 
 #include "footprint.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 using json = nlohmann::json;
 

@@ -6,7 +6,8 @@
 
 #include "command_profile.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // The "command" object of daxprobe.profile/1 (agent/PROFILE.md).
 nlohmann::json commandJson(const CommandRun &run);

@@ -4,9 +4,11 @@
 
 #include "json_fields.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 using json = nlohmann::json;
 

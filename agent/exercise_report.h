@@ -6,7 +6,8 @@
 
 #include "exercise_runner.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // schema daxprobe.exercise/1 (agent/PROFILE.md)
 nlohmann::json exerciseJson(const ExerciseRun &run);

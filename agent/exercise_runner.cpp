@@ -20,9 +20,11 @@
 #include "unique_fd.h"
 #include "unique_mapping.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 constexpr std::size_t kChunk = 1 << 20;
 

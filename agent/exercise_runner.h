@@ -11,7 +11,8 @@
 #include "residency.h"
 #include "root.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 struct ExerciseOptions {
     std::string path;

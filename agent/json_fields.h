@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // JSON reports say null, not 0 or "", for what was not measured.
 template <typename T> nlohmann::json opt(const std::optional<T> &v)

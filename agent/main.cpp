@@ -14,7 +14,8 @@
 
 using namespace daxprobe;
 
-namespace {
+namespace
+{
 
 // The report goes to stdout, or to --output so it cannot mix with the
 // profiled command's own output.
@@ -69,13 +70,17 @@ int main(int argc, char **argv)
     CheckOptions check;
     bool json = false;
     bool noActive = false;
-    auto *checkCmd = app.add_subcommand("check", "Verify NVDIMM regions, namespaces and DAX mounts");
-    checkCmd->add_option("--path", check.paths, "Also examine these files (DAX flag, page-cache residency)");
+    auto *checkCmd =
+        app.add_subcommand("check", "Verify NVDIMM regions, namespaces and DAX mounts");
+    checkCmd->add_option("--path", check.paths,
+                         "Also examine these files (DAX flag, page-cache residency)");
     checkCmd->add_flag("--json", json, "Print one JSON document (schema daxprobe.check/1)");
     checkCmd->add_flag("--no-active", noActive, "Skip the MAP_SYNC test file on DAX mounts");
-    checkCmd->add_option("--capture", check.captureDir, "Copy every file read, plus live facts, into DIR");
+    checkCmd->add_option("--capture", check.captureDir,
+                         "Copy every file read, plus live facts, into DIR");
     checkCmd->add_option("--replay", check.replayDir, "Report on a capture made with --capture");
-    checkCmd->add_option("--root", check.root, "Read /proc and /sys under this directory (no live probes)");
+    checkCmd->add_option("--root", check.root,
+                         "Read /proc and /sys under this directory (no live probes)");
 
     ProfileOptions profile;
     CommandProfileOptions command;
@@ -88,8 +93,10 @@ int main(int argc, char **argv)
     profileCmd->add_option("--path", profile.paths,
                            "Without a command: file to map and touch, one byte per page. With one: "
                            "file whose page-cache residency is measured before and after");
-    profileCmd->add_flag("--write", profile.write, "Write faults instead of read faults (rewrites each byte with itself)");
-    profileCmd->add_flag("--json", profileJson, "Print one JSON document (schema daxprobe.profile/1)");
+    profileCmd->add_flag("--write", profile.write,
+                         "Write faults instead of read faults (rewrites each byte with itself)");
+    profileCmd->add_flag("--json", profileJson,
+                         "Print one JSON document (schema daxprobe.profile/1)");
     profileCmd->add_flag(
         "--no-perf", command.noPerf,
         "With a command: count with rusage and /proc/vmstat only, as when perf is not permitted");

@@ -5,9 +5,11 @@
 #include "fault_profile.h"
 #include "profile_verdict.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 using json = nlohmann::json;
 
@@ -63,20 +65,25 @@ ProfileOutcome runProfile(const ProfileOptions &options)
                {"dax_pmd", opt(c.pmdFaults)},
                {"dax_pmd_fallback", opt(c.pmdFallbacks)},
                {"dax_pte", opt(c.pteFaults)},
-               {"tracepoint_error", c.tracepointError.empty() ? json(nullptr) : json(c.tracepointError)}}},
+               {"tracepoint_error",
+                c.tracepointError.empty() ? json(nullptr) : json(c.tracepointError)}}},
              {"page_cache_before", residencyJson(p.before)},
              {"page_cache_after", residencyJson(p.after)},
-             {"mapping", {{"code", m.code}, {"summary", m.summary},
-                          {"advice", m.advice.empty() ? json(nullptr) : json(m.advice)}}}});
+             {"mapping",
+              {{"code", m.code},
+               {"summary", m.summary},
+               {"advice", m.advice.empty() ? json(nullptr) : json(m.advice)}}}});
         out.text += fmt::format("{} ({} bytes, {}; {} pages {} in {:.3f} s)\n", path, p.sizeBytes,
-                                p.dax ? "DAX" : "not DAX", p.pagesTouched, p.write ? "written" : "read",
-                                p.seconds);
-        out.text += fmt::format("  page faults   {} minor, {} major{}\n", count(c.minorFaults),
-                                count(c.majorFaults), c.perfError.empty() ? "" : " (" + c.perfError + ")");
+                                p.dax ? "DAX" : "not DAX", p.pagesTouched,
+                                p.write ? "written" : "read", p.seconds);
+        out.text +=
+            fmt::format("  page faults   {} minor, {} major{}\n", count(c.minorFaults),
+                        count(c.majorFaults), c.perfError.empty() ? "" : " (" + c.perfError + ")");
         if (p.dax)
-            out.text += fmt::format("  fs_dax        {} PMD ({} fell back), {} PTE{}\n", count(c.pmdFaults),
-                                    count(c.pmdFallbacks), count(c.pteFaults),
-                                    c.tracepointError.empty() ? "" : " (" + c.tracepointError + ")");
+            out.text +=
+                fmt::format("  fs_dax        {} PMD ({} fell back), {} PTE{}\n", count(c.pmdFaults),
+                            count(c.pmdFallbacks), count(c.pteFaults),
+                            c.tracepointError.empty() ? "" : " (" + c.tracepointError + ")");
         else
             out.text += fmt::format("  page cache    {} -> {} bytes resident\n",
                                     p.before.ok ? std::to_string(p.before.residentBytes) : "?",

@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 struct ProfileOptions {
     std::vector<std::string> paths;
@@ -15,7 +16,7 @@ struct ProfileOptions {
 struct ProfileOutcome {
     nlohmann::json report; // schema daxprobe.profile/1
     std::string text;
-    int exitCode = 2;      // 0 measured, 1 some file could not be profiled, 2 bad usage
+    int exitCode = 2; // 0 measured, 1 some file could not be profiled, 2 bad usage
 };
 
 // Touches every page of each file through a fresh mapping and reports the

@@ -7,9 +7,11 @@
 #define DAXPROBE_VERSION "unknown"
 #endif
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 using json = nlohmann::json;
 
@@ -23,9 +25,8 @@ json verdictJson(const Verdict &v)
     json ev = json::array();
     for (const auto &e : v.evidence)
         ev.push_back({{"check", e.check}, {"result", e.result}});
-    return {{"code", v.code},        {"severity", severityName(v.severity)},
-            {"summary", v.summary},  {"evidence", ev},
-            {"remedy", orNull(v.remedy)}, {"warnings", v.warnings}};
+    return {{"code", v.code}, {"severity", severityName(v.severity)}, {"summary", v.summary},
+            {"evidence", ev}, {"remedy", orNull(v.remedy)},           {"warnings", v.warnings}};
 }
 
 json nfitJson(const NfitInfo &n)
@@ -37,7 +38,8 @@ json nfitJson(const NfitInfo &n)
     }
     json spa = json::array();
     for (const auto &r : n.spaRanges)
-        spa.push_back({{"index", r.index}, {"type", r.type}, {"base", r.base}, {"length", r.length}});
+        spa.push_back(
+            {{"index", r.index}, {"type", r.type}, {"base", r.base}, {"length", r.length}});
     j.update({{"valid", n.valid()},
               {"signature", n.signature},
               {"length", n.length},
@@ -57,14 +59,17 @@ json statxJson(const StatxEvidence &s)
 {
     if (!s.ran && s.error.empty())
         return nullptr;
-    return {{"file", orNull(s.file)}, {"dax", s.error.empty() ? json(s.dax) : json(nullptr)},
+    return {{"file", orNull(s.file)},
+            {"dax", s.error.empty() ? json(s.dax) : json(nullptr)},
             {"error", orNull(s.error)}};
 }
 
 json mapSyncJson(const MapSyncEvidence &m)
 {
-    return {{"ran", m.ran}, {"ok", m.ran ? json(m.ok) : json(nullptr)},
-            {"is_pmem", m.ran ? json(m.isPmem) : json(nullptr)}, {"error", orNull(m.error)},
+    return {{"ran", m.ran},
+            {"ok", m.ran ? json(m.ok) : json(nullptr)},
+            {"is_pmem", m.ran ? json(m.isPmem) : json(nullptr)},
+            {"error", orNull(m.error)},
             {"skipped", orNull(m.skipped)}};
 }
 
@@ -88,8 +93,8 @@ json mountJson(const MountReport &mr)
               {"dax_option", opt ? json(opt) : json(nullptr)},
               {"blockdev", mr.blockdev ? json(mr.blockdev->name) : json(nullptr)},
               {"namespace", mr.ns ? json(mr.ns->dev) : json(nullptr)},
-              {"queue_dax", mr.blockdev && mr.blockdev->queueDax ? json(*mr.blockdev->queueDax)
-                                                                  : json(nullptr)},
+              {"queue_dax",
+               mr.blockdev && mr.blockdev->queueDax ? json(*mr.blockdev->queueDax) : json(nullptr)},
               {"statx_dax", mr.live ? statxJson(mr.live->statx) : json(nullptr)},
               {"map_sync", mr.live ? mapSyncJson(mr.live->mapSync) : json(nullptr)},
               {"kmsg", mr.kmsg},
@@ -151,14 +156,15 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
 
     json files = json::array();
     for (const auto &f : facts.files)
-        files.push_back({{"path", f.path},
-                         {"size", f.residency.sizeBytes},
-                         {"statx_dax", f.statx.error.empty() ? json(f.statx.dax) : json(nullptr)},
-                         {"error", orNull(f.statx.error)},
-                         {"residency",
-                          {{"method", orNull(f.residency.method)},
-                           {"resident_bytes", f.residency.ok ? json(f.residency.residentBytes) : json(nullptr)},
-                           {"reason", orNull(f.residency.reason)}}}});
+        files.push_back(
+            {{"path", f.path},
+             {"size", f.residency.sizeBytes},
+             {"statx_dax", f.statx.error.empty() ? json(f.statx.dax) : json(nullptr)},
+             {"error", orNull(f.statx.error)},
+             {"residency",
+              {{"method", orNull(f.residency.method)},
+               {"resident_bytes", f.residency.ok ? json(f.residency.residentBytes) : json(nullptr)},
+               {"reason", orNull(f.residency.reason)}}}});
     j["files"] = files;
 
     json mem = json::object();

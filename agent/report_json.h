@@ -5,7 +5,8 @@
 #include "facts.h"
 #include "verdict.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 inline constexpr const char *kCheckSchema = "daxprobe.check/1";
 

@@ -5,9 +5,11 @@
 #include "text_util.h"
 #include "virtio_pmem.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 std::string size(std::uint64_t bytes)
 {
@@ -27,7 +29,9 @@ struct Style {
         const char *word = s == Severity::Ok ? "OK  " : s == Severity::Warning ? "WARN" : "FAIL";
         if (!color)
             return word;
-        const char *c = s == Severity::Ok ? "\033[32m" : s == Severity::Warning ? "\033[33m" : "\033[31m";
+        const char *c = s == Severity::Ok        ? "\033[32m"
+                        : s == Severity::Warning ? "\033[33m"
+                                                 : "\033[31m";
         return fmt::format("{}{}\033[0m", c, word);
     }
 };
@@ -50,26 +54,29 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
 {
     Style st{color};
     std::string out;
-    out += fmt::format("daxprobe check{}\n\n",
-                       facts.kernelRelease.empty() ? "" : " (kernel " + printable(facts.kernelRelease) + ")");
+    out += fmt::format(
+        "daxprobe check{}\n\n",
+        facts.kernelRelease.empty() ? "" : " (kernel " + printable(facts.kernelRelease) + ")");
 
     if (facts.nfit.present)
-        out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n", facts.nfit.length,
-                           facts.nfit.checksumOk ? "ok" : "BAD", facts.nfit.pmemRangeCount(),
-                           facts.nfit.valid() ? "" : " (damaged)");
+        out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n",
+                           facts.nfit.length, facts.nfit.checksumOk ? "ok" : "BAD",
+                           facts.nfit.pmemRangeCount(), facts.nfit.valid() ? "" : " (damaged)");
     else {
         bool virtio = false;
         for (const auto &r : facts.topology.regions)
             virtio |= isVirtioPmem(facts.topology, r);
-        out += virtio ? "NFIT       absent (virtio-pmem has none, by design)\n" : "NFIT       absent\n";
+        out += virtio ? "NFIT       absent (virtio-pmem has none, by design)\n"
+                      : "NFIT       absent\n";
     }
     for (const auto &b : facts.topology.buses)
         out += fmt::format("bus        {} ({})\n", printable(b.dev), printable(b.provider));
     for (const auto &r : facts.topology.regions)
-        out += fmt::format("region     {:<12} {:<5} size {}, available {}, align {}, persistence {}{}\n",
-                           printable(r.dev), printable(r.type), size(r.size), size(r.availableSize),
-                           size(r.align), printable(r.persistenceDomain),
-                           r.badblockCount ? fmt::format(", {} bad blocks", r.badblockCount) : "");
+        out += fmt::format(
+            "region     {:<12} {:<5} size {}, available {}, align {}, persistence {}{}\n",
+            printable(r.dev), printable(r.type), size(r.size), size(r.availableSize), size(r.align),
+            printable(r.persistenceDomain),
+            r.badblockCount ? fmt::format(", {} bad blocks", r.badblockCount) : "");
     if (!facts.topology.error.empty())
         out += fmt::format("ndctl      {}\n", printable(facts.topology.error));
 
@@ -77,10 +84,13 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
         out += "\nNamespaces\n";
     for (const auto &nr : report.namespaces) {
         const NdNamespace &n = *nr.ns;
-        std::string dev = !n.blockdev.empty() ? "/dev/" + n.blockdev : !n.chardev.empty() ? "/dev/" + n.chardev : "-";
-        out += fmt::format("  {:<14} {:<7} {:<12} size {}{}{}\n", printable(n.dev), printable(n.mode),
-                           printable(dev), size(n.size), n.align ? ", align " + size(n.align) : "",
-                           n.map.empty() ? "" : ", map " + printable(n.map));
+        std::string dev = !n.blockdev.empty()  ? "/dev/" + n.blockdev
+                          : !n.chardev.empty() ? "/dev/" + n.chardev
+                                               : "-";
+        out +=
+            fmt::format("  {:<14} {:<7} {:<12} size {}{}{}\n", printable(n.dev), printable(n.mode),
+                        printable(dev), size(n.size), n.align ? ", align " + size(n.align) : "",
+                        n.map.empty() ? "" : ", map " + printable(n.map));
         appendVerdict(out, nr.verdict, st, "    ");
     }
 
@@ -96,12 +106,13 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
         out += "\nFiles\n";
     for (const auto &f : facts.files) {
         std::string dax = f.statx.error.empty() ? (f.statx.dax ? "DAX" : "not DAX") : f.statx.error;
-        std::string res = f.residency.ok
-                              ? (f.residency.method == "not_applicable"
-                                     ? "page cache: none (DAX)"
-                                     : fmt::format("page cache: {} of {} ({})", size(f.residency.residentBytes),
-                                                   size(f.residency.sizeBytes), f.residency.method))
-                              : "residency: " + f.residency.reason;
+        std::string res =
+            f.residency.ok
+                ? (f.residency.method == "not_applicable"
+                       ? "page cache: none (DAX)"
+                       : fmt::format("page cache: {} of {} ({})", size(f.residency.residentBytes),
+                                     size(f.residency.sizeBytes), f.residency.method))
+                : "residency: " + f.residency.reason;
         out += fmt::format("  {}  {}, {}\n", printable(f.path), printable(dax), printable(res));
     }
 
@@ -109,20 +120,24 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
         auto it = facts.meminfo.find(k);
         return it == facts.meminfo.end() ? std::string("?") : size(it->second);
     };
-    out += fmt::format("\nPage cache Cached {}, Buffers {}, Shmem {}, Mapped {}, Dirty {}, MemAvailable {}\n",
-                       mem("Cached"), mem("Buffers"), mem("Shmem"), mem("Mapped"), mem("Dirty"),
-                       mem("MemAvailable"));
+    out += fmt::format(
+        "\nPage cache Cached {}, Buffers {}, Shmem {}, Mapped {}, Dirty {}, MemAvailable {}\n",
+        mem("Cached"), mem("Buffers"), mem("Shmem"), mem("Mapped"), mem("Dirty"),
+        mem("MemAvailable"));
     const auto &fl = facts.faults;
     auto vm = [&](const char *k) {
         auto it = fl.vmstat.find(k);
         return it == fl.vmstat.end() ? std::string("?") : std::to_string(it->second);
     };
-    out += fmt::format("Faults     pgfault {}, pgmajfault {}, thp_fault_fallback {}\n", vm("pgfault"),
-                       vm("pgmajfault"), vm("thp_fault_fallback"));
-    out += fmt::format("           perf counters: {}\n", fl.perf.usable ? "usable" : "unusable: " + printable(fl.perf.reason));
-    out += fmt::format("           fs_dax tracepoints: {}\n",
-                       fl.tracepoints.usable ? fmt::format("{} events in {}", fl.tracepoints.events.size(), fl.tracepoints.tracefs)
-                                             : "unusable: " + printable(fl.tracepoints.reason));
+    out += fmt::format("Faults     pgfault {}, pgmajfault {}, thp_fault_fallback {}\n",
+                       vm("pgfault"), vm("pgmajfault"), vm("thp_fault_fallback"));
+    out += fmt::format("           perf counters: {}\n",
+                       fl.perf.usable ? "usable" : "unusable: " + printable(fl.perf.reason));
+    out += fmt::format(
+        "           fs_dax tracepoints: {}\n",
+        fl.tracepoints.usable
+            ? fmt::format("{} events in {}", fl.tracepoints.events.size(), fl.tracepoints.tracefs)
+            : "unusable: " + printable(fl.tracepoints.reason));
     if (!facts.kmsg.readable)
         out += fmt::format("           kernel log unreadable: {}\n", printable(facts.kmsg.error));
 

@@ -5,7 +5,8 @@
 #include "facts.h"
 #include "verdict.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // The report for people: what was found, the verdict, the fix.
 std::string reportToText(const Facts &facts, const Report &report, bool color);

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace daxprobe

@@ -2,7 +2,8 @@
 
 #include <cstring>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 std::string Error::errnoName(int code)
 {

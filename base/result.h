@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 #include <tl/expected.hpp>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // An error that crosses a library boundary: an errno (0 when not from a
 // system call) and a message that names what was being done.

@@ -11,7 +11,8 @@
 
 #include "beneath.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 Result<Root> Root::open(const std::string &dir)
 {
@@ -20,7 +21,8 @@ Result<Root> Root::open(const std::string &dir)
         return failf(errno, "open root {}", dir);
     // "/" has no outside to escape to, and live sysfs/procfs need absolute
     // links resolved as usual; every other root is confined.
-    struct stat self {}, top {};
+    struct stat self {
+    }, top{};
     bool isSlash = ::fstat(fd, &self) == 0 && ::stat("/", &top) == 0 && self.st_dev == top.st_dev &&
                    self.st_ino == top.st_ino;
     return Root(UniqueFD(fd), dir, !isSlash);
@@ -29,20 +31,29 @@ Result<Root> Root::open(const std::string &dir)
 const char *fileKindName(unsigned mode)
 {
     switch (mode & S_IFMT) {
-    case S_IFREG: return "a regular file";
-    case S_IFDIR: return "a directory";
-    case S_IFIFO: return "a FIFO";
-    case S_IFCHR: return "a character device";
-    case S_IFBLK: return "a block device";
-    case S_IFSOCK: return "a socket";
-    case S_IFLNK: return "a symlink";
-    default: return "an unknown kind of file";
+    case S_IFREG:
+        return "a regular file";
+    case S_IFDIR:
+        return "a directory";
+    case S_IFIFO:
+        return "a FIFO";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFSOCK:
+        return "a socket";
+    case S_IFLNK:
+        return "a symlink";
+    default:
+        return "an unknown kind of file";
     }
 }
 
 Result<UniqueFD> openRegularFile(const std::string &path, int flags)
 {
-    struct stat before {};
+    struct stat before {
+    };
     if (::stat(path.c_str(), &before) != 0)
         return failf(errno, "{}", path);
     if (!S_ISREG(before.st_mode))
@@ -52,7 +63,8 @@ Result<UniqueFD> openRegularFile(const std::string &path, int flags)
         fd.reset(::open(path.c_str(), (flags & ~O_NOATIME) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     if (!fd)
         return failf(errno, "open {}", path);
-    struct stat after {};
+    struct stat after {
+    };
     if (::fstat(fd.get(), &after) != 0)
         return failf(errno, "stat {}", path);
     if (!S_ISREG(after.st_mode) || after.st_dev != before.st_dev || after.st_ino != before.st_ino)
@@ -77,7 +89,8 @@ Result<UniqueFD> Root::openForRead(std::string_view path, unsigned kinds) const
 {
     std::string rel = relative(path);
     auto allowed = [kinds](const struct stat &st) {
-        return (S_ISREG(st.st_mode) && (kinds & kRegular)) || (S_ISCHR(st.st_mode) && (kinds & kCharDevice));
+        return (S_ISREG(st.st_mode) && (kinds & kRegular)) ||
+               (S_ISCHR(st.st_mode) && (kinds & kCharDevice));
     };
     // The type is checked on an O_PATH handle before the real open: opening a
     // device node can have side effects (a watchdog arms), and O_NONBLOCK
@@ -85,7 +98,8 @@ Result<UniqueFD> Root::openForRead(std::string_view path, unsigned kinds) const
     auto probe = openRelative(rel, O_PATH);
     if (!probe)
         return probe;
-    struct stat st {};
+    struct stat st {
+    };
     if (::fstat(probe->get(), &st) != 0)
         return failf(errno, "stat {}", rel);
     if (!allowed(st))
@@ -93,7 +107,8 @@ Result<UniqueFD> Root::openForRead(std::string_view path, unsigned kinds) const
     auto fd = openRelative(rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
     if (!fd)
         return fd;
-    struct stat again {};
+    struct stat again {
+    };
     if (::fstat(fd->get(), &again) != 0)
         return failf(errno, "stat {}", rel);
     if (!allowed(again) || again.st_ino != st.st_ino || again.st_dev != st.st_dev)

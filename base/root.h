@@ -10,7 +10,8 @@
 #include "result.h"
 #include "unique_fd.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // A filesystem root that every procfs/sysfs/ACPI read goes through, so tests
 // can point it at tests/fixtures/<scenario>/ (hwloc's HWLOC_FSROOT, systemd's
@@ -21,8 +22,9 @@ namespace daxprobe {
 // (openBeneath), so a hostile capture cannot make --replay read host files.
 // Every file is opened O_NONBLOCK and its type checked before a read, so a
 // FIFO or a device planted in a tree is an error, not a hang.
-class Root {
-public:
+class Root
+{
+  public:
     static constexpr std::size_t kDefaultMaxBytes = 1 << 20;
 
     static Result<Root> open(const std::string &dir);
@@ -47,7 +49,10 @@ public:
     // Capture support: every successful readFile()/readAttr() is also handed
     // to the recorder, so a live run can be replayed later as a fixture tree.
     using Recorder = std::function<void(const std::string &path, std::string_view content)>;
-    void setRecorder(Recorder recorder) { recorder_ = std::make_shared<Recorder>(std::move(recorder)); }
+    void setRecorder(Recorder recorder)
+    {
+        recorder_ = std::make_shared<Recorder>(std::move(recorder));
+    }
     bool recording() const { return recorder_ != nullptr; }
     // For content not read through readFile (e.g. /dev/kmsg records).
     void noteRead(std::string_view path, std::string_view content) const;
@@ -57,7 +62,7 @@ public:
     int fd() const { return fd_.get(); }
     bool confined() const { return confined_; }
 
-private:
+  private:
     Root(UniqueFD fd, std::string dir, bool confined)
         : fd_(std::move(fd)), dir_(std::move(dir)), confined_(confined)
     {

@@ -3,11 +3,13 @@
 #include <unistd.h>
 #include <utility>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Sole owner of a file descriptor (libcamera's UniqueFD).
-class UniqueFD {
-public:
+class UniqueFD
+{
+  public:
     UniqueFD() = default;
     explicit UniqueFD(int fd) : fd_(fd) {}
     ~UniqueFD() { reset(); }
@@ -33,7 +35,7 @@ public:
             ::close(old);
     }
 
-private:
+  private:
     int fd_ = -1;
 };
 

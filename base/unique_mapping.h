@@ -4,7 +4,8 @@
 #include <sys/mman.h>
 #include <utility>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Sole owner of an mmap()ed range (UniqueFD's counterpart for mappings).
 class UniqueMapping

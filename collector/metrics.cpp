@@ -14,8 +14,8 @@ namespace
 // Every code is always exported (0 or 1), so alerts can match on absence of 1.
 constexpr const char *kVerdicts[] = {"dax_verified", "problems_found", "no_nfit",
                                      "no_pmem_namespace", "check_failed"};
-constexpr const char *kMountVerdicts[] = {"dax_active", "dax_silently_off", "dax_not_requested",
-                                          "device_cannot_dax"};
+constexpr const char *kMountVerdicts[] = {"dax_active", "dax_per_file", "dax_silently_off",
+                                          "dax_not_requested", "device_cannot_dax"};
 
 } // namespace
 

@@ -12,7 +12,7 @@ packages="
     libfmt-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libexpected-dev catch2
     libndctl-dev libdaxctl-dev libpmem-dev uuid-dev
     libsqlite3-dev libcpp-httplib-dev libsystemd-dev
-    clang libclang-rt-14-dev
+    clang libclang-rt-14-dev clang-format
     qemu-system-x86 busybox-static ndctl daxctl e2fsprogs xfsprogs kmod cpio xz-utils zstd socat sqlite3
     linux-perf strace vmtouch
     ccache debhelper lintian help2man bash-completion udev prometheus libvirt-clients

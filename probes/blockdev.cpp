@@ -2,7 +2,8 @@
 
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 std::optional<bool> readQueueDax(const Root &root, const std::string &blockdev)
 {

@@ -6,7 +6,8 @@
 
 #include "root.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // "queue/dax" of a block device: 1 when the device can do DAX at all.
 std::optional<bool> readQueueDax(const Root &root, const std::string &blockdev);

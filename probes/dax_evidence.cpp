@@ -20,9 +20,11 @@
 #define MAP_SYNC 0x80000
 #endif
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 constexpr std::size_t kTestFileSize = 2 << 20; // one PMD, so the mapping can be huge-page
 
@@ -31,7 +33,8 @@ StatxEvidence statxAt(int dirfd, const char *path, int flags, const std::string 
     StatxEvidence ev;
     ev.ran = true;
     ev.file = label;
-    struct statx stx {};
+    struct statx stx {
+    };
     if (::statx(dirfd, path, flags, STATX_BASIC_STATS, &stx) != 0) {
         ev.error = Error{errno, "statx " + label}.describe();
         return ev;
@@ -67,7 +70,8 @@ std::string findRegularFile(const std::string &mountPoint, unsigned major, unsig
             if (name == "." || name == "..")
                 continue;
             std::string path = dir == "/" ? "/" + name : dir + "/" + name;
-            struct stat st {};
+            struct stat st {
+            };
             if (::lstat(path.c_str(), &st) != 0)
                 continue;
             if (::major(st.st_dev) != major || ::minor(st.st_dev) != minor)

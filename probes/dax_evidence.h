@@ -3,7 +3,8 @@
 #include <cstdint>
 #include <string>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // STATX_ATTR_DAX is 0x00200000 since Linux 5.10; older uapi headers said
 // 0x2000, so define it ourselves.
@@ -11,8 +12,8 @@ constexpr unsigned long long kStatxAttrDax = 0x00200000ULL;
 
 struct StatxEvidence {
     bool ran = false;
-    std::string file;   // the regular file examined
-    bool dax = false;   // STATX_ATTR_DAX set
+    std::string file;      // the regular file examined
+    bool dax = false;      // STATX_ATTR_DAX set
     bool daxKnown = false; // the kernel reports the attribute at all (attributes_mask)
     std::string error;
     // The raw words statx returned, kept in captures so a replay decodes
@@ -26,7 +27,8 @@ struct StatxEvidence {
 // system call, so the unit suite holds it to the kernel's bit (a wrong
 // constant would otherwise show only in a real guest). 0x2000, the old
 // header's value, is STATX_ATTR_MOUNT_ROOT on current kernels.
-constexpr void decodeStatxAttributes(StatxEvidence &ev, std::uint64_t attributes, std::uint64_t mask)
+constexpr void decodeStatxAttributes(StatxEvidence &ev, std::uint64_t attributes,
+                                     std::uint64_t mask)
 {
     ev.rawKnown = true;
     ev.attributes = attributes;

@@ -1,6 +1,7 @@
 #include "facts.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 const BlockDevFacts *Facts::blockdevByNumber(unsigned major, unsigned minor) const
 {
@@ -10,11 +11,15 @@ const BlockDevFacts *Facts::blockdevByNumber(unsigned major, unsigned minor) con
     return nullptr;
 }
 
-namespace {
+namespace
+{
 
 nlohmann::json statxJson(const StatxEvidence &s)
 {
-    nlohmann::json j = {{"ran", s.ran}, {"file", s.file}, {"dax", s.dax}, {"dax_known", s.daxKnown},
+    nlohmann::json j = {{"ran", s.ran},
+                        {"file", s.file},
+                        {"dax", s.dax},
+                        {"dax_known", s.daxKnown},
                         {"error", s.error}};
     if (s.rawKnown) {
         j["attributes"] = s.attributes;
@@ -40,7 +45,10 @@ StatxEvidence statxFrom(const nlohmann::json &j)
 
 nlohmann::json mapSyncJson(const MapSyncEvidence &m)
 {
-    return {{"ran", m.ran}, {"skipped", m.skipped}, {"ok", m.ok}, {"error", m.error},
+    return {{"ran", m.ran},
+            {"skipped", m.skipped},
+            {"ok", m.ok},
+            {"error", m.error},
             {"is_pmem", m.isPmem}};
 }
 
@@ -57,8 +65,9 @@ MapSyncEvidence mapSyncFrom(const nlohmann::json &j)
 
 nlohmann::json residencyJson(const Residency &r)
 {
-    return {{"method", r.method}, {"reason", r.reason}, {"resident_bytes", r.residentBytes},
-            {"dirty_bytes", r.dirtyBytes}, {"size", r.sizeBytes}, {"ok", r.ok}};
+    return {
+        {"method", r.method},          {"reason", r.reason},  {"resident_bytes", r.residentBytes},
+        {"dirty_bytes", r.dirtyBytes}, {"size", r.sizeBytes}, {"ok", r.ok}};
 }
 
 Residency residencyFrom(const nlohmann::json &j)
@@ -81,11 +90,13 @@ nlohmann::json liveFactsToJson(const Facts &facts)
     j["topology"] = facts.topology;
     j["mounts"] = nlohmann::json::object();
     for (const auto &[mp, live] : facts.mountLive)
-        j["mounts"][mp] = {{"statx", statxJson(live.statx)}, {"map_sync", mapSyncJson(live.mapSync)}};
+        j["mounts"][mp] = {{"statx", statxJson(live.statx)},
+                           {"map_sync", mapSyncJson(live.mapSync)}};
     j["files"] = nlohmann::json::array();
     for (const auto &f : facts.files)
-        j["files"].push_back(
-            {{"path", f.path}, {"statx", statxJson(f.statx)}, {"residency", residencyJson(f.residency)}});
+        j["files"].push_back({{"path", f.path},
+                              {"statx", statxJson(f.statx)},
+                              {"residency", residencyJson(f.residency)}});
     j["perf"] = {{"usable", facts.faults.perf.usable}, {"reason", facts.faults.perf.reason}};
     return j;
 }
@@ -104,9 +115,9 @@ void liveFactsFromJson(const nlohmann::json &j, Facts &facts)
     if (auto it = j.find("files"); it != j.end() && it->is_array())
         for (const auto &f : *it)
             if (f.is_object())
-                facts.files.push_back({f.value("path", ""),
-                                       statxFrom(f.value("statx", nlohmann::json::object())),
-                                       residencyFrom(f.value("residency", nlohmann::json::object()))});
+                facts.files.push_back(
+                    {f.value("path", ""), statxFrom(f.value("statx", nlohmann::json::object())),
+                     residencyFrom(f.value("residency", nlohmann::json::object()))});
     if (auto it = j.find("perf"); it != j.end() && it->is_object()) {
         facts.faults.perf.usable = it->value("usable", false);
         facts.faults.perf.reason = it->value("reason", "");

@@ -16,7 +16,8 @@
 #include "residency.h"
 #include "topology.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Everything the verdicts are computed from. Files under the Root are read
 // by parsers; the rest ("live facts": libndctl, statx, MAP_SYNC, residency,
@@ -46,7 +47,7 @@ struct Facts {
     Topology topology;
     std::vector<MountEntry> mounts;
     std::string mountsError;
-    std::vector<BlockDevFacts> blockdevs; // pmem block devices and every mount's device
+    std::vector<BlockDevFacts> blockdevs;            // pmem block devices and every mount's device
     std::map<std::string, MountLiveFacts> mountLive; // by mount point
     KmsgFacts kmsg;
     Meminfo meminfo;

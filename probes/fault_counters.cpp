@@ -7,9 +7,11 @@
 
 #include <fmt/format.h>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 constexpr std::uint64_t kVmFaultFallback = 0x800; // include/linux/mm_types.h
 

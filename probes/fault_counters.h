@@ -9,7 +9,8 @@
 #include "root.h"
 #include "unique_fd.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Page-fault numbers counted by the kernel as perf events: software
 // minor/major page-fault counters and the fs_dax tracepoints (as perf

@@ -13,7 +13,8 @@
 #include "unique_fd.h"
 #include "unique_mapping.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 FaultProfile profileFile(const Root &root, const std::string &path, bool write)
 {
@@ -26,7 +27,8 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
         return p;
     }
     UniqueFD fd = std::move(*opened);
-    struct stat st {};
+    struct stat st {
+    };
     if (::fstat(fd.get(), &st) != 0) {
         p.error = Error{errno, "stat " + path}.describe();
         return p;
@@ -57,7 +59,8 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
     unsigned sink = 0;
     for (std::uint64_t off = 0; off < p.sizeBytes; off += static_cast<std::uint64_t>(page)) {
         if (write)
-            bytes[off] = static_cast<unsigned char>(bytes[off] + 0); // same value, still a write fault
+            bytes[off] =
+                static_cast<unsigned char>(bytes[off] + 0); // same value, still a write fault
         else
             sink += bytes[off];
         ++p.pagesTouched;

@@ -8,7 +8,8 @@
 #include "residency.h"
 #include "root.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // What touching every page of a fresh mapping of one file costs, counted by
 // the kernel for this process only (fault_counters.h).

@@ -8,7 +8,8 @@
 
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config, const PerfTarget &target,
                                  bool *kernelExcluded)
@@ -81,14 +82,15 @@ TracepointAvailability probeTracepoints(const Root &root)
         return out;
     }
     out.reason = denied ? "tracefs not readable: run as root"
-                     : "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing";
+                        : "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing";
     return out;
 }
 
 FaultFacts readFaultFacts(const Root &root, bool live)
 {
     FaultFacts out;
-    storeOrDescribe(root.readFile("proc/vmstat").and_then(parseVmstat), out.vmstat, out.vmstatError);
+    storeOrDescribe(root.readFile("proc/vmstat").and_then(parseVmstat), out.vmstat,
+                    out.vmstatError);
     if (live)
         out.perf = probePerf(root);
     out.tracepoints = probeTracepoints(root);

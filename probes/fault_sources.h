@@ -11,7 +11,8 @@
 #include "unique_fd.h"
 #include "vmstat.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Where page-fault numbers can come from on this system, and why not when
 // they cannot (perf permission, no tracefs, ...).

@@ -7,7 +7,8 @@
 
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 std::map<std::string, std::int64_t> vmstatDelta(const Vmstat &before, const Vmstat &after,
                                                 const std::vector<std::string> &names)

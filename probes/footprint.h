@@ -11,7 +11,8 @@
 #include "result.h"
 #include "vmstat.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // The arithmetic of `daxprobe profile -- CMD` and `daxprobe exercise`: pure
 // functions of numbers read before and after, so every rule is unit-tested.

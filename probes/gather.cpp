@@ -5,9 +5,11 @@
 #include "root_facts.h"
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 bool readOnly(const MountEntry &m)
 {
@@ -38,7 +40,8 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
         if (options.activeChecks && writable) {
             live.mapSync = mapSyncCheck(m.mountPoint, &live.statx);
         } else {
-            live.mapSync.skipped = !options.activeChecks ? "disabled (--no-active)" : "read-only mount";
+            live.mapSync.skipped =
+                !options.activeChecks ? "disabled (--no-active)" : "read-only mount";
         }
         // Without the test file, statx a file that is already there.
         if (!live.statx.ran || !live.statx.error.empty()) {

@@ -6,11 +6,12 @@
 #include "facts.h"
 #include "root.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 struct GatherOptions {
-    bool live = true;          // also observe what only a running system shows
-    bool activeChecks = true;  // MAP_SYNC test file on writable DAX candidates
+    bool live = true;         // also observe what only a running system shows
+    bool activeChecks = true; // MAP_SYNC test file on writable DAX candidates
     std::vector<std::string> paths;
     KmsgReader *kmsg = nullptr; // kept open between checks (the agent), or read once
 };

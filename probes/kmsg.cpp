@@ -12,7 +12,8 @@
 #include "mount_history.h"
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 namespace
 {
@@ -124,7 +125,8 @@ bool isDaxRelevant(const KmsgRecord &record)
     return false;
 }
 
-namespace {
+namespace
+{
 
 void keepRecord(KmsgFacts &facts, KmsgRecord &&r, std::size_t maxRecords)
 {

@@ -7,7 +7,8 @@
 
 #include "root.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // One /dev/kmsg record: "prio,seq,usec,flags;message" (dev-kmsg ABI).
 struct KmsgRecord {
@@ -31,7 +32,7 @@ bool isDaxRelevant(const KmsgRecord &record);
 
 struct KmsgFacts {
     bool readable = false;
-    std::string error; // e.g. permission denied (dmesg_restrict)
+    std::string error;               // e.g. permission denied (dmesg_restrict)
     std::vector<KmsgRecord> records; // only the relevant ones, bounded
 };
 

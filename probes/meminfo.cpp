@@ -4,7 +4,8 @@
 
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 Result<Meminfo> parseMeminfo(std::string_view text)
 {

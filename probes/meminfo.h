@@ -7,7 +7,8 @@
 
 #include "result.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // /proc/meminfo, values in bytes (the kernel prints kB).
 using Meminfo = std::map<std::string, std::uint64_t>;

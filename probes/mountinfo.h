@@ -7,7 +7,8 @@
 
 #include "result.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // One line of /proc/self/mountinfo (proc(5)), octal escapes decoded.
 struct MountEntry {

@@ -5,22 +5,22 @@
 
 #include <fmt/format.h>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
-constexpr std::size_t kHeaderSize = 36;   // ACPI SDT header
-constexpr std::size_t kNfitReserved = 4;  // NFIT has 4 reserved bytes after it
+constexpr std::size_t kHeaderSize = 36;  // ACPI SDT header
+constexpr std::size_t kNfitReserved = 4; // NFIT has 4 reserved bytes after it
 constexpr std::size_t kSpaSize = 56;
 
 // ACPI 6.x "Persistent Memory Region" and "Volatile Memory Region" GUIDs, in
 // the mixed-endian byte order they have in the table.
-constexpr std::array<unsigned char, 16> kPmemGuid = {0x79, 0xd3, 0xf0, 0x66, 0xf3, 0xb4,
-                                                     0x74, 0x40, 0xac, 0x43, 0x0d, 0x33,
-                                                     0x18, 0xb7, 0x8c, 0xdb};
-constexpr std::array<unsigned char, 16> kVolatileGuid = {0x56, 0x16, 0x98, 0x7e, 0xa1, 0xaa,
-                                                         0x8a, 0x4e, 0x9a, 0x27, 0x1e, 0x28,
-                                                         0x0b, 0xc3, 0x1a, 0x12};
+constexpr std::array<unsigned char, 16> kPmemGuid = {
+    0x79, 0xd3, 0xf0, 0x66, 0xf3, 0xb4, 0x74, 0x40, 0xac, 0x43, 0x0d, 0x33, 0x18, 0xb7, 0x8c, 0xdb};
+constexpr std::array<unsigned char, 16> kVolatileGuid = {
+    0x56, 0x16, 0x98, 0x7e, 0xa1, 0xaa, 0x8a, 0x4e, 0x9a, 0x27, 0x1e, 0x28, 0x0b, 0xc3, 0x1a, 0x12};
 
 template <typename T> T load(std::string_view b, std::size_t off)
 {
@@ -64,8 +64,8 @@ NfitInfo parseNfit(std::string_view bytes)
     // The NFIT's 4 reserved bytes are part of its header: a 36-39 byte table
     // with a good checksum would otherwise pass as a valid, empty NFIT.
     if (bytes.size() < kHeaderSize + kNfitReserved) {
-        info.problems.push_back(fmt::format("table is {} bytes, shorter than an NFIT header",
-                                            bytes.size()));
+        info.problems.push_back(
+            fmt::format("table is {} bytes, shorter than an NFIT header", bytes.size()));
         if (bytes.size() < kHeaderSize)
             return info;
     }
@@ -76,8 +76,8 @@ NfitInfo parseNfit(std::string_view bytes)
     if (info.signature != "NFIT")
         info.problems.push_back(fmt::format("signature is '{}', not NFIT", info.signature));
     if (info.length != bytes.size())
-        info.problems.push_back(fmt::format("header length {} but {} bytes read", info.length,
-                                            bytes.size()));
+        info.problems.push_back(
+            fmt::format("header length {} but {} bytes read", info.length, bytes.size()));
 
     unsigned char sum = 0;
     for (char c : bytes)
@@ -93,13 +93,15 @@ NfitInfo parseNfit(std::string_view bytes)
         auto type = load<std::uint16_t>(bytes, off);
         auto len = load<std::uint16_t>(bytes, off + 2);
         if (len < 4 || off + len > end) {
-            info.problems.push_back(fmt::format("sub-table at offset {} has bad length {}", off, len));
+            info.problems.push_back(
+                fmt::format("sub-table at offset {} has bad length {}", off, len));
             break;
         }
         switch (type) {
         case 0: {
             if (len < kSpaSize) {
-                info.problems.push_back(fmt::format("SPA range at offset {} is {} bytes", off, len));
+                info.problems.push_back(
+                    fmt::format("SPA range at offset {} is {} bytes", off, len));
                 break;
             }
             NfitSpaRange r;
@@ -135,7 +137,8 @@ NfitInfo parseNfit(std::string_view bytes)
         off += len;
     }
     if (off < end && off + 4 > end && info.problems.empty())
-        info.problems.push_back(fmt::format("{} trailing bytes after the last sub-table", end - off));
+        info.problems.push_back(
+            fmt::format("{} trailing bytes after the last sub-table", end - off));
     return info;
 }
 

@@ -4,7 +4,8 @@
 
 #include "fault_profile.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // How a DAX mapping was served, from observed tracepoint counts (never from
 // the namespace's align: alignment is not destiny, file placement is).

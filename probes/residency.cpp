@@ -14,9 +14,11 @@
 #include "result.h"
 #include "unique_fd.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 constexpr long kCachestatNr = 451; // x86_64, Linux 6.5+
 
@@ -82,7 +84,8 @@ Residency measureResidency(const std::string &path, bool isDax)
         return out;
     }
     UniqueFD fd = std::move(*opened);
-    struct stat st {};
+    struct stat st {
+    };
     if (::fstat(fd.get(), &st) != 0) {
         out.reason = Error{errno, "stat " + path}.describe();
         return out;

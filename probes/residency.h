@@ -3,7 +3,8 @@
 #include <cstdint>
 #include <string>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 struct Residency {
     std::string method; // cachestat, mincore, not_applicable

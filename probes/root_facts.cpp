@@ -5,9 +5,11 @@
 #include "blockdev.h"
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 std::string deviceName(const std::string &source)
 {

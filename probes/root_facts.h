@@ -3,7 +3,8 @@
 #include "facts.h"
 #include "root.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Reads the files under the root that the verdicts need (NFIT, mountinfo,
 // block devices, meminfo, vmstat, kmsg, tracefs). Used by live runs and by

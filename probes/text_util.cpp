@@ -2,7 +2,8 @@
 
 #include <charconv>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 std::vector<std::string_view> splitLines(std::string_view text)
 {
@@ -41,12 +42,14 @@ std::string_view trim(std::string_view s)
 {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n'))
         s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
+    while (!s.empty() &&
+           (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
         s.remove_suffix(1);
     return s;
 }
 
-namespace {
+namespace
+{
 
 // The whole string must be the number: "12kB" or " 12" are not numbers.
 template <typename T> std::optional<T> parseWhole(std::string_view s)
@@ -94,14 +97,19 @@ std::string shellQuote(std::string_view s)
     return out;
 }
 
-namespace {
+namespace
+{
 
 // Length of the valid UTF-8 sequence at s[i] (1-4), or 0 when it is not one.
 std::size_t utf8Length(std::string_view s, std::size_t i, std::uint32_t &cp)
 {
     auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
     unsigned char c = b(0);
-    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    std::size_t n = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xe  ? 3
+                    : (c >> 3) == 0x1e ? 4
+                                       : 0;
     if (n == 0 || i + n > s.size())
         return 0;
     cp = n == 1 ? c : c & (0x7f >> n);

@@ -6,7 +6,8 @@
 #include <string_view>
 #include <vector>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Small, allocation-light helpers for the line-oriented kernel formats.
 std::vector<std::string_view> splitLines(std::string_view text);

@@ -1,8 +1,10 @@
 #include "topology.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
-namespace {
+namespace
+{
 
 // Empty strings become absent fields, as in ndctl's JSON.
 void putString(nlohmann::json &j, const char *key, const std::string &v)
@@ -46,8 +48,11 @@ void from_json(const nlohmann::json &j, NdBus &b)
 
 void to_json(nlohmann::json &j, const NdRegion &r)
 {
-    j = {{"dev", r.dev}, {"size", r.size}, {"align", r.align},
-         {"available_size", r.availableSize}, {"badblock_count", r.badblockCount}};
+    j = {{"dev", r.dev},
+         {"size", r.size},
+         {"align", r.align},
+         {"available_size", r.availableSize},
+         {"badblock_count", r.badblockCount}};
     putString(j, "bus", r.bus);
     putString(j, "type", r.type);
     putString(j, "persistence_domain", r.persistenceDomain);
@@ -97,7 +102,9 @@ void from_json(const nlohmann::json &j, NdNamespace &n)
 
 void to_json(nlohmann::json &j, const Topology &t)
 {
-    j = {{"available", t.available}, {"buses", t.buses}, {"regions", t.regions},
+    j = {{"available", t.available},
+         {"buses", t.buses},
+         {"regions", t.regions},
          {"namespaces", t.namespaces}};
     putString(j, "error", t.error);
 }

@@ -7,7 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // Plain facts about the nd bus, as `ndctl list -BRN` would name them. Filled
 // live by libndctl (ndctl_topology.cpp) or from a capture's live.json.
@@ -31,8 +32,8 @@ struct NdRegion {
 struct NdNamespace {
     std::string dev; // namespace0.0
     std::string region;
-    std::string mode; // fsdax, devdax, sector, raw, unknown
-    std::string map;  // mem, dev (fsdax/devdax only)
+    std::string mode;       // fsdax, devdax, sector, raw, unknown
+    std::string map;        // mem, dev (fsdax/devdax only)
     std::uint64_t size = 0; // usable size, as ndctl reports it
     std::uint64_t align = 0;
     std::string uuid;

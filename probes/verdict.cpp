@@ -7,7 +7,8 @@
 #include "text_util.h"
 #include "virtio_pmem.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 const char *severityName(Severity s)
 {
@@ -22,7 +23,8 @@ const char *severityName(Severity s)
     return "problem";
 }
 
-namespace {
+namespace
+{
 
 bool cannotDax(const NdNamespace *ns)
 {
@@ -67,12 +69,14 @@ std::string historyText(const HistoryLine &h)
 Verdict judgeNamespace(const NdNamespace &ns)
 {
     Verdict v;
-    v.evidence.push_back({"ndctl", fmt::format("mode {}{}", ns.mode, ns.map.empty() ? "" : ", map " + ns.map)});
+    v.evidence.push_back(
+        {"ndctl", fmt::format("mode {}{}", ns.mode, ns.map.empty() ? "" : ", map " + ns.map)});
     if (ns.mode == "fsdax" || ns.mode == "devdax") {
         v.code = code::DaxCapable;
-        v.summary = ns.mode == "fsdax"
-                        ? fmt::format("{} can do DAX: mount /dev/{} with -o dax", ns.dev, ns.blockdev)
-                        : fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
+        v.summary =
+            ns.mode == "fsdax"
+                ? fmt::format("{} can do DAX: mount /dev/{} with -o dax", ns.dev, ns.blockdev)
+                : fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
         if (ns.align != 0 && ns.align < kPmdSize) {
             v.severity = Severity::Warning;
             v.warnings.push_back(fmt::format(
@@ -105,23 +109,27 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
     const char *optName = daxOptionName(opt);
     v.evidence.push_back({"mountinfo", optName ? fmt::format("dax={}", optName) : "no dax option"});
     if (blockdev && blockdev->queueDax)
-        v.evidence.push_back({"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->name,
-                                                      *blockdev->queueDax ? 1 : 0)});
+        v.evidence.push_back(
+            {"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->name,
+                                      *blockdev->queueDax ? 1 : 0)});
     if (ns)
-        v.evidence.push_back({"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?",
-                                                   ns->dev, ns->mode)});
+        v.evidence.push_back(
+            {"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?", ns->dev,
+                                  ns->mode)});
 
     bool statxRan = live && live->statx.ran && live->statx.error.empty();
     bool statxDax = statxRan && live->statx.dax;
     if (live) {
         if (statxRan)
-            v.evidence.push_back({"statx", fmt::format("STATX_ATTR_DAX {} on {}",
-                                                       live->statx.dax ? "set" : "clear", live->statx.file)});
+            v.evidence.push_back(
+                {"statx", fmt::format("STATX_ATTR_DAX {} on {}", live->statx.dax ? "set" : "clear",
+                                      live->statx.file)});
         else if (!live->statx.error.empty())
             v.evidence.push_back({"statx", "not checked: " + live->statx.error});
         if (live->mapSync.ran)
-            v.evidence.push_back({"map_sync", live->mapSync.ok ? "MAP_SYNC mapping succeeded"
-                                                               : "MAP_SYNC refused: " + live->mapSync.error});
+            v.evidence.push_back({"map_sync", live->mapSync.ok
+                                                  ? "MAP_SYNC mapping succeeded"
+                                                  : "MAP_SYNC refused: " + live->mapSync.error});
         else if (!live->mapSync.skipped.empty())
             v.evidence.push_back({"map_sync", "skipped: " + live->mapSync.skipped});
     }
@@ -153,15 +161,16 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
         // and virtio-pmem refuses it by design (asynchronous flush).
         if (blockdev && live && live->mapSync.ran && !live->mapSync.ok) {
             v.severity = Severity::Warning;
-            v.warnings.push_back(ctx.virtioPmem ? "MAP_SYNC refused as expected: " +
-                                                      virtioPmemConsequence()
-                                                : "MAP_SYNC was refused although files are DAX: " +
-                                                      live->mapSync.error);
+            v.warnings.push_back(ctx.virtioPmem
+                                     ? "MAP_SYNC refused as expected: " + virtioPmemConsequence()
+                                     : "MAP_SYNC was refused although files are DAX: " +
+                                           live->mapSync.error);
         }
         if (ns && ns->align != 0 && ns->align < kPmdSize)
-            v.warnings.push_back(fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
-                                             "guaranteed ('daxprobe profile --path FILE' shows them)",
-                                             ns->dev, ns->align / 1024));
+            v.warnings.push_back(
+                fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
+                            "guaranteed ('daxprobe profile --path FILE' shows them)",
+                            ns->dev, ns->align / 1024));
         return v;
     }
 
@@ -177,14 +186,16 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
             v.summary = fmt::format("{} was mounted with dax but {} cannot do DAX", m.mountPoint,
                                     blockdev ? "/dev/" + blockdev->name : m.source);
         else
-            v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
+            v.summary =
+                fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
         if (cannotDax(ns))
             v.remedy = rebuildOnFsdax(m, *ns);
         else if (m.fstype == "virtiofs")
             // The DAX window is the host's to give (Kata: virtio_fs_cache_size).
-            v.remedy = "give the device a DAX window on the host: -device " +
-                       shellQuote("vhost-user-fs-pci,chardev=...,tag=" + m.source + ",cache-size=2G") +
-                       "; then " + remountDax(m);
+            v.remedy =
+                "give the device a DAX window on the host: -device " +
+                shellQuote("vhost-user-fs-pci,chardev=...,tag=" + m.source + ",cache-size=2G") +
+                "; then " + remountDax(m);
         else
             v.remedy = remountDax(m);
         return v;
@@ -192,9 +203,10 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
     if (opt == DaxOption::Inode) {
         v.code = code::DaxNotRequested;
         v.severity = Severity::Warning;
-        v.summary = fmt::format("{} is dax=inode: only files with the DAX flag (xfs_io -c 'chattr +x') "
-                                "use DAX, and the file examined has none",
-                                m.mountPoint);
+        v.summary =
+            fmt::format("{} is dax=inode: only files with the DAX flag (xfs_io -c 'chattr +x') "
+                        "use DAX, and the file examined has none",
+                        m.mountPoint);
         v.remedy = remountDax(m);
         return v;
     }
@@ -265,7 +277,8 @@ Report evaluate(const Facts &facts)
         o.code = code::NoNfit;
         o.severity = Severity::Problem;
         o.summary = "no ACPI NFIT and no pmem region: this machine has no persistent memory";
-        o.evidence.push_back({"nfit", facts.nfit.readError.empty() ? "absent" : facts.nfit.readError});
+        o.evidence.push_back(
+            {"nfit", facts.nfit.readError.empty() ? "absent" : facts.nfit.readError});
         if (!facts.topology.error.empty())
             o.evidence.push_back({"ndctl", facts.topology.error});
         o.remedy = "give the VM an NVDIMM: qemu -machine nvdimm=on -m ...,slots=N,maxmem=... "
@@ -281,7 +294,8 @@ Report evaluate(const Facts &facts)
         o.severity = Severity::Problem;
         o.summary = anyPmemRegion ? "pmem regions exist but no namespace is active"
                                   : "an NFIT is present but the kernel shows no pmem region";
-        o.evidence.push_back({"nfit", fmt::format("{} pmem SPA range(s)", facts.nfit.pmemRangeCount())});
+        o.evidence.push_back(
+            {"nfit", fmt::format("{} pmem SPA range(s)", facts.nfit.pmemRangeCount())});
         if (!facts.topology.error.empty())
             o.evidence.push_back({"ndctl", facts.topology.error});
         o.remedy = anyPmemRegion ? "ndctl create-namespace -m fsdax -r region0"

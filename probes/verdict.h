@@ -6,11 +6,13 @@
 #include "facts.h"
 #include "mount_history.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 // The documented verdict set (README "Verdicts"). Codes are stable API:
 // scripts, the collector and the metrics match on them.
-namespace code {
+namespace code
+{
 // per namespace
 inline constexpr const char *DaxCapable = "dax_capable";
 // per mount

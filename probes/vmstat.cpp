@@ -4,7 +4,8 @@
 
 #include "text_util.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 Result<Vmstat> parseVmstat(std::string_view text)
 {
@@ -35,9 +36,9 @@ Result<Vmstat> parseVmstat(std::string_view text)
 const std::vector<std::string> &vmstatFaultCounters()
 {
     static const std::vector<std::string> names = {
-        "pgfault", "pgmajfault", "thp_fault_alloc", "thp_fault_fallback",
-        "thp_file_mapped", "thp_split_pmd", "nr_file_pages", "nr_mapped",
-        "nr_dirty", "nr_writeback", "pgpgin", "pgpgout",
+        "pgfault",         "pgmajfault",    "thp_fault_alloc", "thp_fault_fallback",
+        "thp_file_mapped", "thp_split_pmd", "nr_file_pages",   "nr_mapped",
+        "nr_dirty",        "nr_writeback",  "pgpgin",          "pgpgout",
     };
     return names;
 }

@@ -8,7 +8,8 @@
 
 #include "result.h"
 
-namespace daxprobe {
+namespace daxprobe
+{
 
 using Vmstat = std::map<std::string, std::uint64_t>;
 

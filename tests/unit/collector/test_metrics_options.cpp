@@ -20,6 +20,7 @@ TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector]
                               {"mounts",
                                {{{"verdict", {{"code", "dax_active"}}}},
                                 {{"verdict", {{"code", "dax_silently_off"}}}},
+                                {{"verdict", {{"code", "dax_per_file"}}}},
                                 {{"verdict", {{"code", "made_up_by_guest"}}}}}}};
         MetricsRegistry::applyReport(m, protocol::reportCodes(report.dump()), 1700000000);
     });
@@ -31,6 +32,9 @@ TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector]
                Catch::Contains("daxprobe_vm_verdict{vm=\"vm\\\"1\",verdict=\"dax_verified\"} 0"));
     CHECK_THAT(
         text, Catch::Contains("daxprobe_vm_mounts{vm=\"vm\\\"1\",verdict=\"dax_silently_off\"} 1"));
+    // Per-file DAX (issue 8) is a mount verdict of its own, counted too.
+    CHECK_THAT(text,
+               Catch::Contains("daxprobe_vm_mounts{vm=\"vm\\\"1\",verdict=\"dax_per_file\"} 1"));
     CHECK_THAT(text, Catch::Contains("daxprobe_collector_reports_stored_total{vm=\"vm\\\"1\"} 3"));
     CHECK_THAT(text, Catch::Contains(
                          "daxprobe_collector_disconnects_total{vm=\"vm\\\"1\",reason=\"eof\"} 2"));

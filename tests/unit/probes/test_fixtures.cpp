@@ -10,7 +10,8 @@
 using namespace daxprobe;
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 std::vector<fs::path> scenarios()
 {
@@ -54,7 +55,8 @@ TEST_CASE("every captured guest scenario replays to its golden report", "[fixtur
         CheckOutcome out = runCheck(options);
         nlohmann::json got = stable(out.report);
         fs::path golden = dir / "expected.json";
-        INFO("scenario " << dir.filename().string() << " (`meson compile -C build update-goldens` rewrites goldens)");
+        INFO("scenario " << dir.filename().string()
+                         << " (`meson compile -C build update-goldens` rewrites goldens)");
         REQUIRE(fs::exists(golden));
         nlohmann::json want = stable(readJson(golden));
         INFO("diff: " << nlohmann::json::diff(want, got).dump());

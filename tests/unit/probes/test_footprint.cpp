@@ -7,7 +7,8 @@
 
 using namespace daxprobe;
 
-namespace {
+namespace
+{
 
 constexpr std::int64_t MiB = 1 << 20;
 

@@ -7,7 +7,8 @@ using namespace daxprobe;
 TEST_CASE("kmsg records are parsed with their device", "[parser][kmsg]")
 {
     KmsgRecord r;
-    REQUIRE(parseKmsgRecord("4,612,4170183,-;XFS (pmem0): DAX unsupported by block device. Turning off DAX.", r));
+    REQUIRE(parseKmsgRecord(
+        "4,612,4170183,-;XFS (pmem0): DAX unsupported by block device. Turning off DAX.", r));
     CHECK(r.level == 4);
     CHECK(r.seq == 612);
     CHECK(r.usec == 4170183);
@@ -15,7 +16,8 @@ TEST_CASE("kmsg records are parsed with their device", "[parser][kmsg]")
     CHECK(r.message == "XFS (pmem0): DAX unsupported by block device. Turning off DAX.");
     CHECK(isDaxRelevant(r));
 
-    REQUIRE(parseKmsgRecord("3,700,5000000,-;EXT4-fs (pmem0): DAX unsupported by block device.\n SUBSYSTEM=block", r));
+    REQUIRE(parseKmsgRecord(
+        "3,700,5000000,-;EXT4-fs (pmem0): DAX unsupported by block device.\n SUBSYSTEM=block", r));
     CHECK(r.device == "pmem0");
     CHECK(r.level == 3);
     CHECK(r.message == "EXT4-fs (pmem0): DAX unsupported by block device.");

@@ -20,7 +20,8 @@
 using namespace daxprobe;
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 struct TempFile {
     std::string dir;
@@ -41,7 +42,8 @@ struct TempFile {
 
 } // namespace
 
-TEST_CASE("residency of a file just written is its size, and drops when evicted", "[live][residency]")
+TEST_CASE("residency of a file just written is its size, and drops when evicted",
+          "[live][residency]")
 {
     TempFile f(1 << 20);
     Residency r = measureResidency(f.path, false);
@@ -59,7 +61,8 @@ TEST_CASE("residency of a file just written is its size, and drops when evicted"
     CHECK(after.residentBytes < r.residentBytes);
 }
 
-TEST_CASE("residency is not applicable on DAX files and fails cleanly on bad paths", "[live][residency]")
+TEST_CASE("residency is not applicable on DAX files and fails cleanly on bad paths",
+          "[live][residency]")
 {
     TempFile f(8192);
     Residency dax = measureResidency(f.path, true);
@@ -106,7 +109,8 @@ TEST_CASE("findRegularFile stays on the mount and finds files below the top", "[
     TempFile f(4096);
     fs::create_directories(f.dir + "/a/b");
     fs::rename(f.path, f.dir + "/a/b/deep");
-    struct stat st {};
+    struct stat st {
+    };
     REQUIRE(::stat(f.dir.c_str(), &st) == 0);
     std::string found = findRegularFile(f.dir, major(st.st_dev), minor(st.st_dev));
     CHECK(found == f.dir + "/a/b/deep");

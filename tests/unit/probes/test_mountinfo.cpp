@@ -47,10 +47,10 @@ TEST_CASE("dax options are read from mount and superblock options", "[parser][mo
 
 TEST_CASE("malformed mountinfo is rejected", "[parser][mountinfo]")
 {
-    CHECK_FALSE(parseMountinfo("31 22 259:0 / /mnt rw\n"));                   // no separator
-    CHECK_FALSE(parseMountinfo("31 22 259:0 / /mnt rw - ext4\n"));            // no source
-    CHECK_FALSE(parseMountinfo("x 22 259:0 / /mnt rw - ext4 /dev/a rw\n"));   // bad id
-    CHECK_FALSE(parseMountinfo("31 22 2590 / /mnt rw - ext4 /dev/a rw\n"));   // bad dev
+    CHECK_FALSE(parseMountinfo("31 22 259:0 / /mnt rw\n"));                 // no separator
+    CHECK_FALSE(parseMountinfo("31 22 259:0 / /mnt rw - ext4\n"));          // no source
+    CHECK_FALSE(parseMountinfo("x 22 259:0 / /mnt rw - ext4 /dev/a rw\n")); // bad id
+    CHECK_FALSE(parseMountinfo("31 22 2590 / /mnt rw - ext4 /dev/a rw\n")); // bad dev
     CHECK_FALSE(parseMountinfo("31 22 259:x / /mnt rw - ext4 /dev/a rw\n"));
     auto empty = parseMountinfo("");
     REQUIRE(empty);

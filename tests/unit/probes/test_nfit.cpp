@@ -8,11 +8,21 @@
 
 using namespace daxprobe;
 
-namespace {
+namespace
+{
 
-void put16(std::string &b, std::size_t off, std::uint16_t v) { std::memcpy(&b[off], &v, 2); }
-void put32(std::string &b, std::size_t off, std::uint32_t v) { std::memcpy(&b[off], &v, 4); }
-void put64(std::string &b, std::size_t off, std::uint64_t v) { std::memcpy(&b[off], &v, 8); }
+void put16(std::string &b, std::size_t off, std::uint16_t v)
+{
+    std::memcpy(&b[off], &v, 2);
+}
+void put32(std::string &b, std::size_t off, std::uint32_t v)
+{
+    std::memcpy(&b[off], &v, 4);
+}
+void put64(std::string &b, std::size_t off, std::uint64_t v)
+{
+    std::memcpy(&b[off], &v, 8);
+}
 
 void fixChecksum(std::string &b)
 {

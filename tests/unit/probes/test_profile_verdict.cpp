@@ -4,7 +4,8 @@
 
 using namespace daxprobe;
 
-namespace {
+namespace
+{
 
 FaultProfile daxProfile(std::uint64_t pmd, std::uint64_t fallback, std::uint64_t pte)
 {
@@ -24,8 +25,8 @@ FaultProfile daxProfile(std::uint64_t pmd, std::uint64_t fallback, std::uint64_t
 // The rows of vm-testbed.md's fault table, as the tracepoints count them.
 TEST_CASE("PMD use is judged from tracepoint counts", "[verdict][profile]")
 {
-    CHECK(judgeMapping(daxProfile(32, 0, 0)).code == "pmd");        // 64 MiB, 2 MiB aligned
-    MappingOutcome fb = judgeMapping(daxProfile(8, 8, 2048));       // misaligned
+    CHECK(judgeMapping(daxProfile(32, 0, 0)).code == "pmd");  // 64 MiB, 2 MiB aligned
+    MappingOutcome fb = judgeMapping(daxProfile(8, 8, 2048)); // misaligned
     CHECK(fb.code == "fallback");
     CHECK_THAT(fb.summary, Catch::Contains("8 of 8"));
     CHECK_THAT(fb.advice, Catch::Contains("fallocate"));

@@ -11,7 +11,8 @@
 using namespace daxprobe;
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
 struct TempTree {
     fs::path dir;

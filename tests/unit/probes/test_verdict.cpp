@@ -4,7 +4,8 @@
 
 using namespace daxprobe;
 
-namespace {
+namespace
+{
 
 NdNamespace fsdaxNs()
 {
@@ -43,7 +44,10 @@ MountEntry mountOf(const std::string &fstype, const std::string &superOptions)
     return m;
 }
 
-BlockDevFacts pmem0(bool dax) { return {"pmem0", 259, 0, dax}; }
+BlockDevFacts pmem0(bool dax)
+{
+    return {"pmem0", 259, 0, dax};
+}
 
 MountLiveFacts liveFacts(bool statxDax, bool mapSyncOk)
 {
@@ -63,7 +67,8 @@ Facts factsWith(NdNamespace ns, MountEntry m, BlockDevFacts b, std::optional<Mou
     Facts f;
     f.nfit.present = true;
     f.topology.available = true;
-    f.topology.regions.push_back({"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
+    f.topology.regions.push_back(
+        {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
     f.topology.namespaces.push_back(std::move(ns));
     f.blockdevs.push_back(b);
     if (live)
@@ -95,7 +100,8 @@ TEST_CASE("namespaces: fsdax and devdax can do DAX, raw and sector cannot", "[ve
         Verdict v = judgeNamespace(ns);
         CHECK(v.code == code::DeviceCannotDax);
         CHECK(v.severity == Severity::Problem);
-        CHECK_THAT(v.remedy, Catch::StartsWith("ndctl create-namespace -f -e namespace0.0 -m fsdax"));
+        CHECK_THAT(v.remedy,
+                   Catch::StartsWith("ndctl create-namespace -f -e namespace0.0 -m fsdax"));
     }
 }
 
@@ -141,7 +147,8 @@ TEST_CASE("mounts: XFS on a raw namespace turns DAX off silently", "[verdict]")
     MountEntry m = mountOf("xfs", "rw,attr2,inode64,dax=never");
     BlockDevFacts b = pmem0(false);
     MountLiveFacts live = liveFacts(false, false);
-    std::vector<std::string> kmsg = {"XFS (pmem0): DAX unsupported by block device. Turning off DAX."};
+    std::vector<std::string> kmsg = {
+        "XFS (pmem0): DAX unsupported by block device. Turning off DAX."};
     Verdict v = judgeMount(m, &b, &ns, &live, kmsg);
     CHECK(v.code == code::DaxSilentlyOff);
     CHECK(v.severity == Severity::Problem);
@@ -247,7 +254,8 @@ TEST_CASE("overall verdicts and exit codes", "[verdict]")
     }
     SECTION("DAX active everywhere")
     {
-        Facts f = factsWith(fsdaxNs(), mountOf("ext4", "rw,dax=always"), pmem0(true), liveFacts(true, true));
+        Facts f = factsWith(fsdaxNs(), mountOf("ext4", "rw,dax=always"), pmem0(true),
+                            liveFacts(true, true));
         Report r = evaluate(f);
         REQUIRE(r.mounts.size() == 1);
         CHECK(r.mounts[0].verdict.code == code::DaxActive);
@@ -257,7 +265,8 @@ TEST_CASE("overall verdicts and exit codes", "[verdict]")
     }
     SECTION("silent fallback, with the kernel line matched to the device")
     {
-        Facts f = factsWith(rawNs(), mountOf("xfs", "rw,dax=never"), pmem0(false), liveFacts(false, false));
+        Facts f = factsWith(rawNs(), mountOf("xfs", "rw,dax=never"), pmem0(false),
+                            liveFacts(false, false));
         KmsgRecord rec;
         rec.message = "XFS (pmem0): DAX unsupported by block device. Turning off DAX.";
         rec.device = "pmem0";
