@@ -122,7 +122,7 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
     reg.update("vm1", [](VmMetrics &m) {
         m.connected = true;
         m.disconnects["eof"] = 1;
-        protocol::ReportCodes codes;
+        daxprobe::protocol::ReportCodes codes;
         codes.verdict = "dax_verified";
         codes.mounts = {"dax_active"};
         MetricsRegistry::applyReport(m, codes, 1700000000);
