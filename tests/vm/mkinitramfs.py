@@ -131,6 +131,10 @@ def check_depends(deb, binary):
         m = re.match(r"^\s*(\S+) => (/\S+) \(0x", line)
         if m:
             paths[m.group(1)] = m.group(2)
+        # The loader has no "=>": a NEEDED entry once libstdc++ is linked in.
+        m = re.match(r"^\s*(/\S+) \(0x", line)
+        if m:
+            paths[os.path.basename(m.group(1))] = m.group(1)
     owners, provides = _owners([paths[n] for n in needed if n in paths])
     for soname in needed:
         owner = owners.get(paths.get(soname))
