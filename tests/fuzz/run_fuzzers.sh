@@ -37,7 +37,7 @@ sources() {
     case $1 in
     decoder) echo "$src/tests/fuzz/fuzz_decoder.cpp $base $proto" ;;
     ingest) echo "$src/tests/fuzz/fuzz_ingest.cpp $base $proto $src/collector/ingest.cpp $src/collector/store.cpp $src/collector/store_read.cpp $src/collector/sqlite_db.cpp" ;;
-    agent) echo "$src/tests/fuzz/fuzz_agent.cpp $base $proto $src/agent/daemon/agent_session.cpp" ;;
+    agent) echo "$src/tests/fuzz/fuzz_agent.cpp $base $proto $src/agent/daemon/agent_session.cpp $src/agent/daemon/command_scan.cpp" ;;
     kernel_text | mountinfo | nfit | kmsg | vmstat | meminfo) echo "$src/tests/fuzz/fuzz_kernel_text.cpp $base $src/probes/text_util.cpp $src/probes/mountinfo.cpp $src/probes/nfit.cpp $src/probes/kmsg.cpp $src/probes/mount_history.cpp $src/probes/vmstat.cpp $src/probes/meminfo.cpp" ;;
     *) echo "unknown fuzz target '$1'" >&2; exit 2 ;;
     esac
