@@ -3,7 +3,6 @@ virtio-serial port to the real `daxprobe-collector`, which is stopped and
 started again in the middle (see guest/scenarios/collector-reconnect.sh)."""
 
 import os
-import re
 import subprocess
 import tempfile
 import threading
@@ -70,9 +69,8 @@ def collector_reconnect_host(guest, log):
             c1.wait_for("/1 (", t)
             out["collector1.rc"] = c1.stop()
             log("[collector-reconnect] collector 1 stored the start report and stopped")
-            guest.wait_console("DAXPROBE-AWAY-REPORTS", 1, t)
-            text = guest.console_text()
-            last = int(re.search(r"DAXPROBE-AWAY-REPORTS last=(\d+)", text).group(1))
+            m = guest.wait_console_match(rb"DAXPROBE-AWAY-REPORTS last=(\d+)\r?\n", t)
+            last = int(m.group(1))
             out["away_last_seq"] = last
             c2 = CollectorProc(binary, guest.agent_sock, state, log)
             started.append(c2)

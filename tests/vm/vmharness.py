@@ -13,6 +13,7 @@ QEMU is always killed and reaped (context manager), whatever happens.
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -257,6 +258,20 @@ class Guest:
                     raise GuestError(f"console: {text!r} x{count} not seen "
                                      f"({'QEMU exited' if self.eof else f'{timeout} s'})")
                 self.console_cond.wait(left)
+
+    def wait_console_match(self, pattern, timeout=60.0):
+        """Block until the regex `pattern` (bytes) matches the console and
+        return the match. The console arrives in pieces: wait for the whole
+        line the pattern describes, not just its first word."""
+        deadline = time.monotonic() + timeout
+        with self.console_cond:
+            while (m := re.search(pattern, self.console)) is None:
+                left = deadline - time.monotonic()
+                if self.eof or left <= 0:
+                    raise GuestError(f"console: {pattern!r} not seen "
+                                     f"({'QEMU exited' if self.eof else f'{timeout} s'})")
+                self.console_cond.wait(left)
+            return m
 
     def console_text(self):
         with self.console_lock:
