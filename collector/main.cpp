@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -48,12 +49,17 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
         return 2;
     }
     if (vm.empty()) {
-        auto vms = store->latest(false); // host facts as stored text: no parse
-        if (!vms) {
-            fmt::print(stderr, "daxprobe-collector: {}\n", vms.error().describe());
+        // Rendered as the rows come (host facts as stored text: no parse),
+        // printed only when all were read: an error prints no partial list.
+        std::string out;
+        out.reserve(std::size_t{1} << 16);
+        LatestRenderer render(json, out);
+        if (auto r = store->eachLatest(false, [&](const VmState &v) { render.add(v); }); !r) {
+            fmt::print(stderr, "daxprobe-collector: {}\n", r.error().describe());
             return 2;
         }
-        fmt::print("{}", json ? latestJson(*vms) : latestTable(*vms));
+        render.finish();
+        std::fwrite(out.data(), 1, out.size(), stdout);
         return 0;
     }
     auto hist = store->history(vm, limit, false); // JSON text as stored: no parse

@@ -56,11 +56,13 @@ class Statement
         sqlite3_clear_bindings(stmt_);
     }
     std::int64_t columnInt(int i) const { return sqlite3_column_int64(stmt_, i); }
-    std::string columnText(int i) const
+    std::string columnText(int i) const { return std::string(columnView(i)); }
+    // Valid until the next step(), reset() or column call on this column.
+    std::string_view columnView(int i) const
     {
         auto *p = reinterpret_cast<const char *>(sqlite3_column_text(stmt_, i));
-        return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i)))
-                 : std::string();
+        return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i)))
+                 : std::string_view();
     }
     bool columnIsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -80,6 +81,9 @@ class Store
 
     // parse=false leaves hostFacts null (text only).
     Result<std::vector<VmState>> latest(bool parse = true);
+    // The same, one VM at a time in one reused VmState, in VM order: what
+    // `query` renders needs no vector of every VM.
+    Result<void> eachLatest(bool parse, const std::function<void(const VmState &)> &visit);
     // Newest first. parse=false leaves report/metrics null (text only).
     Result<std::vector<StoredReport>> history(const std::string &vm, std::size_t limit,
                                               bool parse = true);

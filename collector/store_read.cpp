@@ -11,6 +11,15 @@ using nlohmann::json;
 
 Result<std::vector<VmState>> Store::latest(bool parse)
 {
+    std::vector<VmState> out;
+    auto r = eachLatest(parse, [&](const VmState &v) { out.push_back(v); });
+    if (!r)
+        return tl::unexpected(r.error());
+    return out;
+}
+
+Result<void> Store::eachLatest(bool parse, const std::function<void(const VmState &)> &visit)
+{
     // The row count is the VM's counter, kept with the rows: no COUNT(*)
     // over a million reports.
     const std::string columns = "SELECT vm, socket, machine_id, hostname, agent_version, stream, "
@@ -22,32 +31,33 @@ Result<std::vector<VmState>> Store::latest(bool parse)
                                    "FROM vms ORDER BY vm");
     if (!st)
         return tl::unexpected(st.error());
-    std::vector<VmState> out;
+    VmState v; // reused: its strings keep their capacity from row to row
     int rc;
     while ((rc = st->step()) == SQLITE_ROW) {
-        VmState v;
-        v.vm = st->columnText(0);
-        v.socket = st->columnText(1);
-        v.machineId = st->columnText(2);
-        v.hostname = st->columnText(3);
-        v.agentVersion = st->columnText(4);
-        v.stream = st->columnText(5);
+        v.vm.assign(st->columnView(0));
+        v.socket.assign(st->columnView(1));
+        v.machineId.assign(st->columnView(2));
+        v.hostname.assign(st->columnView(3));
+        v.agentVersion.assign(st->columnView(4));
+        v.stream.assign(st->columnView(5));
         v.seq = static_cast<std::uint64_t>(st->columnInt(6));
-        v.verdict = st->columnText(7);
+        v.verdict.assign(st->columnView(7));
         v.droppedReports = static_cast<std::uint64_t>(st->columnInt(8));
         v.lastReportAt = st->columnInt(9);
         v.lastSeenAt = st->columnInt(10);
+        v.hostFactsText.clear();
+        v.hostFacts = nullptr;
         if (!st->columnIsNull(11)) {
-            v.hostFactsText = st->columnText(11);
+            v.hostFactsText.assign(st->columnView(11));
             if (parse)
                 v.hostFacts = json::parse(v.hostFactsText, nullptr, false);
         }
         v.reportCount = static_cast<std::uint64_t>(st->columnInt(12));
-        out.push_back(std::move(v));
+        visit(v);
     }
     if (rc != SQLITE_DONE)
         return failf(EIO, "sqlite: {}", db_.errorMessage());
-    return out;
+    return {};
 }
 
 Result<std::vector<StoredReport>> Store::history(const std::string &vm, std::size_t limit,
