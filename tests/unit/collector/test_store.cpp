@@ -28,6 +28,27 @@ TEST_CASE("store dedupes by (vm, stream, seq)", "[collector][store]")
     CHECK(s->reportCount("vm2").value() == 1);
 }
 
+TEST_CASE("latest VMs come one at a time, nothing carried from the VM before", "[collector][store]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db");
+    REQUIRE(s);
+    REQUIRE(s->noteVm("a", "/run/a.sock", {"mid-a", "host-a", "aa", "0.1"}, 50));
+    REQUIRE(s->addReport("a", report(1, "no_nfit"), 100));
+    REQUIRE(s->setHostFacts("a", {{"pid", 7}}));
+    REQUIRE(s->addReport("b", report(1), 200)); // no identity, no host facts
+    std::vector<VmState> seen;
+    REQUIRE(s->eachLatest(false, [&](const VmState &v) { seen.push_back(v); }));
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0].vm == "a");
+    CHECK(seen[0].hostFactsText == R"({"pid":7})");
+    CHECK(seen[1].vm == "b");
+    CHECK(seen[1].hostname.empty());
+    CHECK(seen[1].hostFactsText.empty());
+    CHECK(seen[1].hostFacts.is_null());
+    CHECK(seen[1].verdict == "dax_verified");
+}
+
 TEST_CASE("store keeps the latest state per VM and survives reopening", "[collector][store]")
 {
     TempDir dir;
