@@ -10,8 +10,8 @@ fi
 packages="
     build-essential meson ninja-build pkg-config python3
     libfmt-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libexpected-dev catch2
-    libndctl-dev libdaxctl-dev libpmem-dev uuid-dev
-    libsqlite3-dev libcpp-httplib-dev libsystemd-dev
+    libpmem-dev
+    libsqlite3-dev libcpp-httplib-dev
     clang libclang-rt-14-dev clang-format
     qemu-system-x86 busybox-static ndctl daxctl e2fsprogs xfsprogs kmod cpio xz-utils zstd socat sqlite3
     linux-perf strace vmtouch
