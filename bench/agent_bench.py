@@ -71,12 +71,12 @@ def fetch_qemu_ga(cache, dest):
     return os.path.join(dest, "usr", "sbin", "qemu-ga"), version
 
 
-def build_initramfs(info, daxprobe, qga, echo, out):
+def build_initramfs(info, deb, qga, echo, out):
     """The test bed's own image (mkinitramfs.build) followed by a second newc
     archive with qemu-ga and vport_echo (each with its ldd libraries) and the
     bench's guest snippet: the kernel unpacks concatenated archives in turn."""
     base = os.path.join(out, "initramfs-base.cpio")
-    mkinitramfs.build(info, daxprobe, os.path.join(VM, "guest"), base)
+    mkinitramfs.build(info, deb, os.path.join(VM, "guest"), base)
     extra = mkinitramfs.Image()
     mkinitramfs.add_dynamic(extra, "/usr/sbin/qemu-ga", qga)
     mkinitramfs.add_dynamic(extra, "/usr/bin/vport_echo", echo)
@@ -229,14 +229,17 @@ def agent_round(g, a, al, q, ql, args, seq, r):
 def run(args, builddir, out):
     vm_dir = os.path.join(builddir, "tests", "vm")
     info, _ = run_scenario.guest_inputs(vm_dir)
-    daxprobe = args.daxprobe or os.path.join(builddir, "agent", "daxprobe")
     echo = os.path.join(builddir, "bench", "vport_echo")
-    for p in (daxprobe, echo):
-        if not os.path.exists(p):
-            raise Skip(f"{p} not built (meson compile -C {builddir})")
+    if not os.path.exists(echo):
+        raise Skip(f"{echo} not built (meson compile -C {builddir})")
+    # The guest runs daxprobe from its package, as every VM test does.
+    try:
+        deb = mkinitramfs.find_guest_deb(os.path.join(builddir, "deb"))
+    except RuntimeError as e:
+        raise Skip(str(e))
     cache = os.environ.get("DAXPROBE_VM_CACHE") or os.path.join(SOURCE_ROOT, ".vmcache")
     qga, qga_version = fetch_qemu_ga(cache, os.path.join(out, "qemu-ga-deb"))
-    initrd = build_initramfs(info, daxprobe, qga, echo, out)
+    initrd = build_initramfs(info, deb, qga, echo, out)
     log(f"initramfs {initrd}; qemu-ga {qga_version}")
     g = Guest(info["vmlinux"], initrd, "agent-bench", extra_ports=[QGA_PORT], keep=args.keep)
     result = {"schema": "daxprobe.agent-bench/1", "kernel": info["version"],
@@ -310,7 +313,8 @@ def main():
     ap.add_argument("--checks", type=int, default=30, help="checks per round (default 30)")
     ap.add_argument("--warmup", type=int, default=10, help="pings not counted per phase")
     ap.add_argument("--timeout", type=float, default=300.0, help="bound on waits, s")
-    ap.add_argument("--daxprobe", help="the guest's daxprobe (default BUILDDIR/agent/daxprobe)")
+    ap.add_argument("--daxprobe", help="--local's daxprobe (default BUILDDIR/agent/daxprobe; "
+                    "the guest's comes from BUILDDIR/deb: meson compile -C BUILDDIR debs)")
     ap.add_argument("--out", help="output folder (default BUILDDIR/agent-bench)")
     ap.add_argument("--keep", action="store_true", help="keep the guest's run folder")
     ap.add_argument("--from", dest="from_json", help="re-print a stored result.json")

@@ -33,7 +33,9 @@ def build_image(build, kernel, work):
     mkinitramfs.BINARIES.update(tools)
     try:
         out = os.path.join(work, "initramfs.cpio")
-        mkinitramfs.build(info, os.path.join(build, "agent", "daxprobe"), guest_dir, out)
+        # daxprobe from the guest package, as in every VM test.
+        deb = mkinitramfs.find_guest_deb(os.path.join(build, "deb"))
+        mkinitramfs.build(info, deb, guest_dir, out)
     finally:
         mkinitramfs.BINARIES.clear()
         mkinitramfs.BINARIES.update(saved)
