@@ -115,8 +115,14 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
 
     // libpmem's own verdict on the same kind of file: is_pmem is true only
     // when it got a MAP_SYNC (or device-dax) mapping.
-    // Loaded here, not at program start: only this check needs it.
-    auto pmem = LibPmem::load();
+    // Loaded here, not at program start: only this check needs it. Kept
+    // once loaded: the agent checks again and again, and loading libpmem's
+    // chain anew was half of its check's time in a TCG guest (147 -> 74 ms,
+    // bench/agent_bench.py); libcrypto, which that chain loads, stayed
+    // mapped after dlclose anyway. A libpmem missing at the first check
+    // stays missing until the process restarts.
+    static const Result<LibPmem> loaded = LibPmem::load();
+    const Result<LibPmem> &pmem = loaded;
     if (!pmem) {
         if (ev.error.empty() && !ev.ok)
             ev.error = pmem.error().describe();
