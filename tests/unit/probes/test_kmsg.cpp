@@ -1,3 +1,7 @@
+#include <cctype>
+#include <string>
+#include <string_view>
+
 #include <catch2/catch.hpp>
 
 #include "kmsg.h"
@@ -65,4 +69,49 @@ TEST_CASE("syslog(2) lines parse to the same records as /dev/kmsg's", "[parser][
     CHECK_FALSE(parseSyslogLine("<x>[ 1.0] letters", 0, r));
     CHECK_FALSE(parseSyslogLine("<6>[ 1.0 unterminated", 0, r));
     CHECK_FALSE(parseSyslogLine("<6>[what] is this", 0, r));
+}
+
+TEST_CASE("DAX-relevant records are found as a lowered search would find them", "[parser][kmsg]")
+{
+    // The reference: a lowered copy searched for each word.
+    auto reference = [](std::string_view m) {
+        std::string lower(m);
+        for (char &c : lower)
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        for (const char *w : {"dax", "pmem", "nfit", "nvdimm", "libnvdimm"})
+            if (lower.find(w) != std::string::npos)
+                return true;
+        return false;
+    };
+    const char *lines[] = {
+        "XFS (pmem0): DAX unsupported by block device. Turning off DAX.",
+        "EXT4-fs (pmem0): mounted filesystem with ordered data mode",
+        "nd_pmem namespace0.0: unable to guarantee persistence of writes",
+        "ACPI: NFIT 0x000000007FFE0F25 0000E0 (v01 BOCHS  BXPC)",
+        "libnvdimm: module loaded",
+        "Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org)",
+        "virtio_pmem virtio1: failed to register",
+        "EXT4-fs (vda): mounted filesystem",
+        "d",
+        "da",
+        "DA",
+        "pme",
+        "nfi",
+        "nvdim",
+        "xda",
+        "Dax",
+        "dAx",
+        "PMem",
+        "NvDiMm",
+    };
+    for (std::string_view line : lines) {
+        // Every prefix: a word cut at the end of the message must not match
+        // (nor be read past the end).
+        for (std::size_t n = 0; n <= line.size(); ++n) {
+            KmsgRecord r;
+            r.message = std::string(line.substr(0, n));
+            INFO(r.message);
+            CHECK(isDaxRelevant(r) == reference(r.message));
+        }
+    }
 }
