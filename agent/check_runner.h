@@ -9,6 +9,7 @@ namespace daxprobe
 {
 
 class KmsgReader;
+class PerfProbeCache;
 
 struct CheckOptions {
     std::string root = "/";         // where /proc, /sys, /dev are read from
@@ -18,6 +19,7 @@ struct CheckOptions {
     std::string replayDir;          // --replay: compute the report from a capture
     bool color = false;             // ANSI colours in the text report
     KmsgReader *kmsg = nullptr;     // the agent's log, open between checks
+    PerfProbeCache *perf = nullptr; // the agent's perf probe answer, kept between checks
 };
 
 struct CheckOutcome {

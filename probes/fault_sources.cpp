@@ -34,12 +34,23 @@ Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config, const
     return UniqueFD(static_cast<int>(fd));
 }
 
+namespace
+{
+
+std::optional<int> readParanoid(const Root &root)
+{
+    if (auto p = root.readAttr("proc/sys/kernel/perf_event_paranoid"))
+        if (auto v = parseI64(*p))
+            return static_cast<int>(*v);
+    return std::nullopt;
+}
+
+} // namespace
+
 PerfAvailability probePerf(const Root &root)
 {
     PerfAvailability out;
-    if (auto p = root.readAttr("proc/sys/kernel/perf_event_paranoid"))
-        if (auto v = parseI64(*p))
-            out.paranoid = static_cast<int>(*v);
+    out.paranoid = readParanoid(root);
 
     auto counter = openPerfCounter(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
     if (!counter) {
@@ -56,6 +67,16 @@ PerfAvailability probePerf(const Root &root)
     }
     out.usable = true;
     return out;
+}
+
+PerfAvailability PerfProbeCache::get(const Root &root)
+{
+    auto paranoid = readParanoid(root);
+    if (!last_ || paranoid != paranoidAtProbe_) {
+        last_ = probe_(root);
+        paranoidAtProbe_ = paranoid;
+    }
+    return *last_;
 }
 
 TracepointAvailability probeTracepoints(const Root &root)

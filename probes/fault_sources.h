@@ -55,6 +55,23 @@ Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
 
 // Live: opens (and closes) a software page-fault counter on this process.
 PerfAvailability probePerf(const Root &root);
+
+// probePerf's answer kept by a caller that checks again and again (the
+// agent): each open and close of a counter patches the kernel's jump labels,
+// an IPI to every CPU (and new code for TCG to translate). Probed again when
+// perf_event_paranoid changed: the remedy the answer names.
+class PerfProbeCache
+{
+  public:
+    using Probe = PerfAvailability (*)(const Root &);
+    explicit PerfProbeCache(Probe probe = probePerf) : probe_(probe) {}
+    PerfAvailability get(const Root &root);
+
+  private:
+    Probe probe_;
+    std::optional<PerfAvailability> last_;
+    std::optional<int> paranoidAtProbe_;
+};
 TracepointAvailability probeTracepoints(const Root &root);
 FaultFacts readFaultFacts(const Root &root, bool live);
 

@@ -31,7 +31,7 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
     if (!options.live)
         return facts;
 
-    facts.faults.perf = probePerf(root);
+    facts.faults.perf = options.perf ? options.perf->get(root) : probePerf(root);
     for (const auto &m : facts.mounts) {
         if (!isDaxCandidate(facts, m))
             continue;

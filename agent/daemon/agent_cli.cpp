@@ -6,6 +6,7 @@
 
 #include "check_runner.h"
 #include "daemon_port.h"
+#include "fault_sources.h"
 #include "kmsg.h"
 #include "logging.h"
 
@@ -53,12 +54,15 @@ int runAgent(const DaemonOptions &options)
     AgentHooks hooks;
     // One kernel log reader for the daemon's life: each check reads only the
     // records logged since the last one.
+    // The same for the perf probe's answer.
     auto kmsg = std::make_shared<KmsgReader>();
-    hooks.check = [root = options.root, active = options.activeChecks, kmsg] {
+    auto perf = std::make_shared<PerfProbeCache>();
+    hooks.check = [root = options.root, active = options.activeChecks, kmsg, perf] {
         CheckOptions co;
         co.root = root;
         co.activeChecks = active;
         co.kmsg = kmsg.get();
+        co.perf = perf.get();
         return runCheck(co).report;
     };
     hooks.metrics = [root = options.root] { return collectMetrics(root); };

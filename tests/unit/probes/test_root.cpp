@@ -6,6 +6,7 @@
 #include <map>
 
 #include "blockdev.h"
+#include "fault_sources.h"
 #include "root.h"
 
 using namespace daxprobe;
@@ -89,4 +90,34 @@ TEST_CASE("Root hands every successful read to its recorder", "[root]")
     CHECK_FALSE(root->readFile("proc/vmstat"));
     REQUIRE(seen.size() == 1);
     CHECK(seen["proc/meminfo"] == "Cached: 1 kB\n");
+}
+
+namespace
+{
+int g_perfProbes = 0;
+PerfAvailability countedProbe(const Root &)
+{
+    ++g_perfProbes;
+    PerfAvailability a;
+    a.usable = true;
+    return a;
+}
+} // namespace
+
+TEST_CASE("the perf probe's answer is kept until perf_event_paranoid changes", "[root][perf]")
+{
+    TempTree t;
+    t.write("proc/sys/kernel/perf_event_paranoid", "2\n");
+    auto root = Root::open(t.dir.string());
+    REQUIRE(root);
+    g_perfProbes = 0;
+    PerfProbeCache cache(countedProbe);
+    CHECK(cache.get(*root).usable);
+    CHECK(cache.get(*root).usable);
+    CHECK(g_perfProbes == 1); // the second check asked no counter of the kernel
+    t.write("proc/sys/kernel/perf_event_paranoid", "1\n"); // the remedy applied
+    (void)cache.get(*root);
+    CHECK(g_perfProbes == 2);
+    (void)cache.get(*root);
+    CHECK(g_perfProbes == 2);
 }
