@@ -76,7 +76,7 @@ CheckOutcome live(const CheckOptions &options)
     g.activeChecks = options.activeChecks;
     g.paths = options.paths;
     g.kmsg = options.kmsg;
-    g.perf = options.perf;
+    g.faultProbes = options.faultProbes;
     Facts facts = gatherFacts(*root, g);
     CheckOutcome out = render(facts, options);
 

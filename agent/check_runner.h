@@ -9,17 +9,17 @@ namespace daxprobe
 {
 
 class KmsgReader;
-class PerfProbeCache;
+class FaultProbeCache;
 
 struct CheckOptions {
-    std::string root = "/";         // where /proc, /sys, /dev are read from
-    std::vector<std::string> paths; // --path: extra files to examine
-    bool activeChecks = true;       // MAP_SYNC test file on writable DAX mounts
-    std::string captureDir;         // --capture: copy every file read + live facts here
-    std::string replayDir;          // --replay: compute the report from a capture
-    bool color = false;             // ANSI colours in the text report
-    KmsgReader *kmsg = nullptr;     // the agent's log, open between checks
-    PerfProbeCache *perf = nullptr; // the agent's perf probe answer, kept between checks
+    std::string root = "/";                 // where /proc, /sys, /dev are read from
+    std::vector<std::string> paths;         // --path: extra files to examine
+    bool activeChecks = true;               // MAP_SYNC test file on writable DAX mounts
+    std::string captureDir;                 // --capture: copy every file read + live facts here
+    std::string replayDir;                  // --replay: compute the report from a capture
+    bool color = false;                     // ANSI colours in the text report
+    KmsgReader *kmsg = nullptr;             // the agent's log, open between checks
+    FaultProbeCache *faultProbes = nullptr; // the agent's perf/tracepoint answers, kept
 };
 
 struct CheckOutcome {

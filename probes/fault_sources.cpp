@@ -69,14 +69,22 @@ PerfAvailability probePerf(const Root &root)
     return out;
 }
 
-PerfAvailability PerfProbeCache::get(const Root &root)
+PerfAvailability FaultProbeCache::perf(const Root &root)
 {
     auto paranoid = readParanoid(root);
-    if (!last_ || paranoid != paranoidAtProbe_) {
-        last_ = probe_(root);
+    if (!perf_ || paranoid != paranoidAtProbe_) {
+        perf_ = perfProbe_(root);
         paranoidAtProbe_ = paranoid;
     }
-    return *last_;
+    return *perf_;
+}
+
+TracepointAvailability FaultProbeCache::tracepoints(const Root &root)
+{
+    if (!tracepoints_ || !tracepoints_->usable ||
+        !root.exists(tracepoints_->tracefs + "/events/fs_dax"))
+        tracepoints_ = tracepointProbe_(root);
+    return *tracepoints_;
 }
 
 TracepointAvailability probeTracepoints(const Root &root)
@@ -107,14 +115,14 @@ TracepointAvailability probeTracepoints(const Root &root)
     return out;
 }
 
-FaultFacts readFaultFacts(const Root &root, bool live)
+FaultFacts readFaultFacts(const Root &root, bool live, FaultProbeCache *cache)
 {
     FaultFacts out;
     storeOrDescribe(root.readFile("proc/vmstat").and_then(parseVmstat), out.vmstat,
                     out.vmstatError);
     if (live)
-        out.perf = probePerf(root);
-    out.tracepoints = probeTracepoints(root);
+        out.perf = cache ? cache->perf(root) : probePerf(root);
+    out.tracepoints = cache ? cache->tracepoints(root) : probeTracepoints(root);
     return out;
 }
 

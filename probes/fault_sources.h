@@ -56,23 +56,38 @@ Result<UniqueFD> openPerfCounter(std::uint32_t type, std::uint64_t config,
 // Live: opens (and closes) a software page-fault counter on this process.
 PerfAvailability probePerf(const Root &root);
 
-// probePerf's answer kept by a caller that checks again and again (the
-// agent): each open and close of a counter patches the kernel's jump labels,
-// an IPI to every CPU (and new code for TCG to translate). Probed again when
-// perf_event_paranoid changed: the remedy the answer names.
-class PerfProbeCache
+TracepointAvailability probeTracepoints(const Root &root);
+
+// The two probes' answers, kept by a caller that checks again and again
+// (the agent):
+// - perf: each open and close of a counter patches the kernel's jump labels,
+//   an IPI to every CPU (and new code for TCG to translate). Probed again
+//   when perf_event_paranoid changed: the remedy the answer names.
+// - tracepoints: available_events is ~60 KB of text the kernel generates on
+//   every read. A found answer holds while its events/fs_dax directory is
+//   there (the events are built in); a missing one is looked for again.
+class FaultProbeCache
 {
   public:
-    using Probe = PerfAvailability (*)(const Root &);
-    explicit PerfProbeCache(Probe probe = probePerf) : probe_(probe) {}
-    PerfAvailability get(const Root &root);
+    using PerfProbe = PerfAvailability (*)(const Root &);
+    using TracepointProbe = TracepointAvailability (*)(const Root &);
+    explicit FaultProbeCache(PerfProbe perf = probePerf,
+                             TracepointProbe tracepoints = probeTracepoints)
+        : perfProbe_(perf), tracepointProbe_(tracepoints)
+    {
+    }
+    PerfAvailability perf(const Root &root);
+    TracepointAvailability tracepoints(const Root &root);
 
   private:
-    Probe probe_;
-    std::optional<PerfAvailability> last_;
+    PerfProbe perfProbe_;
+    TracepointProbe tracepointProbe_;
+    std::optional<PerfAvailability> perf_;
     std::optional<int> paranoidAtProbe_;
+    std::optional<TracepointAvailability> tracepoints_;
 };
-TracepointAvailability probeTracepoints(const Root &root);
-FaultFacts readFaultFacts(const Root &root, bool live);
+
+// vmstat and the tracepoints; perf too when live. `cache`: the agent's.
+FaultFacts readFaultFacts(const Root &root, bool live, FaultProbeCache *cache = nullptr);
 
 } // namespace daxprobe

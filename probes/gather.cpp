@@ -27,11 +27,11 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
     // Topology first: it names the pmem block devices the root reads look at.
     if (options.live)
         facts.topology = readTopologyFromSysfs(root);
-    readRootFacts(root, facts, options.kmsg);
+    readRootFacts(root, facts, options.kmsg, options.faultProbes);
     if (!options.live)
         return facts;
 
-    facts.faults.perf = options.perf ? options.perf->get(root) : probePerf(root);
+    facts.faults.perf = options.faultProbes ? options.faultProbes->perf(root) : probePerf(root);
     for (const auto &m : facts.mounts) {
         if (!isDaxCandidate(facts, m))
             continue;

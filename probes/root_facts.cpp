@@ -54,7 +54,7 @@ bool isDaxCandidate(const Facts &facts, const MountEntry &mount)
     return isPmemName(deviceName(mount.source));
 }
 
-void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg)
+void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg, FaultProbeCache *faultProbes)
 {
     if (auto r = root.readAttr("proc/sys/kernel/osrelease"))
         facts.kernelRelease = *r;
@@ -77,7 +77,7 @@ void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg)
     // perf availability is a live fact (set by the caller or a capture's
     // live.json); keep it.
     PerfAvailability perf = facts.faults.perf;
-    facts.faults = readFaultFacts(root, false);
+    facts.faults = readFaultFacts(root, false, faultProbes);
     facts.faults.perf = perf;
 }
 

@@ -10,7 +10,8 @@ namespace daxprobe
 // block devices, meminfo, vmstat, kmsg, tracefs). Used by live runs and by
 // replay of a capture; expects facts.topology filled first, since it names
 // the pmem block devices.
-void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg = nullptr);
+void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg = nullptr,
+                   FaultProbeCache *faultProbes = nullptr);
 
 // Mounts daxprobe examines: those on a pmem block device, and those with a
 // dax option whatever their device.

@@ -54,15 +54,15 @@ int runAgent(const DaemonOptions &options)
     AgentHooks hooks;
     // One kernel log reader for the daemon's life: each check reads only the
     // records logged since the last one.
-    // The same for the perf probe's answer.
+    // The same for the perf and tracepoint probes' answers.
     auto kmsg = std::make_shared<KmsgReader>();
-    auto perf = std::make_shared<PerfProbeCache>();
-    hooks.check = [root = options.root, active = options.activeChecks, kmsg, perf] {
+    auto faultProbes = std::make_shared<FaultProbeCache>();
+    hooks.check = [root = options.root, active = options.activeChecks, kmsg, faultProbes] {
         CheckOptions co;
         co.root = root;
         co.activeChecks = active;
         co.kmsg = kmsg.get();
-        co.perf = perf.get();
+        co.faultProbes = faultProbes.get();
         return runCheck(co).report;
     };
     hooks.metrics = [root = options.root] { return collectMetrics(root); };

@@ -95,11 +95,21 @@ TEST_CASE("Root hands every successful read to its recorder", "[root]")
 namespace
 {
 int g_perfProbes = 0;
-PerfAvailability countedProbe(const Root &)
+int g_tracepointProbes = 0;
+PerfAvailability countedPerfProbe(const Root &)
 {
     ++g_perfProbes;
     PerfAvailability a;
     a.usable = true;
+    return a;
+}
+bool g_tracefsFound = true;
+TracepointAvailability countedTracepointProbe(const Root &)
+{
+    ++g_tracepointProbes;
+    TracepointAvailability a;
+    a.usable = g_tracefsFound;
+    a.tracefs = "/sys/kernel/tracing";
     return a;
 }
 } // namespace
@@ -111,13 +121,39 @@ TEST_CASE("the perf probe's answer is kept until perf_event_paranoid changes", "
     auto root = Root::open(t.dir.string());
     REQUIRE(root);
     g_perfProbes = 0;
-    PerfProbeCache cache(countedProbe);
-    CHECK(cache.get(*root).usable);
-    CHECK(cache.get(*root).usable);
+    FaultProbeCache cache(countedPerfProbe, countedTracepointProbe);
+    CHECK(cache.perf(*root).usable);
+    CHECK(cache.perf(*root).usable);
     CHECK(g_perfProbes == 1); // the second check asked no counter of the kernel
     t.write("proc/sys/kernel/perf_event_paranoid", "1\n"); // the remedy applied
-    (void)cache.get(*root);
+    (void)cache.perf(*root);
     CHECK(g_perfProbes == 2);
-    (void)cache.get(*root);
+    (void)cache.perf(*root);
     CHECK(g_perfProbes == 2);
+}
+
+TEST_CASE("found tracepoints are kept while their directory is there", "[root][perf]")
+{
+    TempTree t;
+    t.write("sys/kernel/tracing/events/fs_dax/enable", "0\n");
+    auto root = Root::open(t.dir.string());
+    REQUIRE(root);
+    g_tracepointProbes = 0;
+    g_tracefsFound = true;
+    FaultProbeCache cache(countedPerfProbe, countedTracepointProbe);
+    CHECK(cache.tracepoints(*root).usable);
+    CHECK(cache.tracepoints(*root).usable);
+    CHECK(g_tracepointProbes == 1);                      // available_events not read again
+    fs::remove_all(t.dir / "sys/kernel/tracing/events"); // tracefs unmounted
+    g_tracefsFound = false;
+    CHECK_FALSE(cache.tracepoints(*root).usable);
+    CHECK(g_tracepointProbes == 2);
+    // Not found: looked for on every check (tracefs may be mounted later).
+    CHECK_FALSE(cache.tracepoints(*root).usable);
+    CHECK(g_tracepointProbes == 3);
+    t.write("sys/kernel/tracing/events/fs_dax/enable", "0\n"); // mounted again
+    g_tracefsFound = true;
+    CHECK(cache.tracepoints(*root).usable);
+    CHECK(cache.tracepoints(*root).usable);
+    CHECK(g_tracepointProbes == 4);
 }
