@@ -10,6 +10,7 @@ printed), 99 harness error.
 
 import argparse
 import json
+import re
 import os
 import shutil
 import sys
@@ -100,6 +101,67 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
     return True
 
 
+def guest_kernel_crash(console):
+    """The task the guest kernel oopsed or panicked in, or None. Under TCG on
+    a loaded host the emulator itself has crashed a guest (a double fault in
+    the slab allocator with corrupt EFLAGS, during mkdir before any daxprobe
+    step): a crash outside daxprobe is worth one more boot; one in daxprobe,
+    or a second one, is a failure."""
+    if not re.search(r"Oops:|Kernel panic|traps: PANIC|BUG: ", console):
+        return None
+    m = re.search(r"CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: (\S+)", console)
+    comm = m.group(1) if m else "?"
+    return None if comm.startswith("daxprobe") else comm
+
+
+def boot_and_collect(args, scenario, guest, info, last):
+    """Boots the guest, runs the scenario's host actor, waits for the guest
+    and returns its result files; keeps the console and results under
+    `last` for the post-mortem whatever happened. GuestError if the guest
+    did not finish."""
+    files = {}
+    error = None
+    with guest:
+        log(f"[{args.scenario}] booting {info['version']} under TCG in {guest.dir}")
+        host_files = {}
+        try:
+            if scenario.host:
+                # A failing host actor fails the test, but the guest
+                # still finishes and ships its side for the diagnosis.
+                try:
+                    for k, v in (scenario.host(guest, log) or {}).items():
+                        host_files[f"host/{k}"] = (v if isinstance(v, bytes)
+                                                   else str(v).encode())
+                except Exception as e:  # noqa: BLE001 - any actor failure is a test failure
+                    host_error = f"host actor: {type(e).__name__}: {e}"
+                    log(f"[{args.scenario}] {host_error}")
+                    host_files["host/error.txt"] = host_error.encode()
+                    # The guest waits for the actor's word: give it
+                    # now rather than let it wait out its bound.
+                    try:
+                        guest.tell_guest("host-actor-failed", timeout=10)
+                    except GuestError as e2:
+                        log(f"[{args.scenario}] could not tell the guest: {e2}")
+            guest.wait(scenario.timeout or args.timeout)
+            files = guest.results()
+            files.update(host_files)
+        except GuestError as e:
+            error = e
+        # Keep what we have for post-mortem, whatever happened.
+        if os.path.exists(last):
+            shutil.rmtree(last)
+        os.makedirs(last)
+        if os.path.exists(guest.console_path):
+            shutil.copy(guest.console_path, last)
+        for rel, data in files.items():
+            p = os.path.join(last, "results", rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            open(p, "wb").write(data)
+        if error:
+            raise error
+    return files
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vm-dir", required=True, help="BUILDDIR/tests/vm (kernel.json, initramfs)")
@@ -132,56 +194,26 @@ def main():
         # Each run keeps its console and results under BUILDDIR/tests/vm/runs/.
         run_name = args.scenario + KERNEL_SUFFIX[args.kernel]
         last = os.path.join(args.vm_dir, "runs", run_name)
-        guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
-                      label_size=scenario.label_size, capture=args.capture,
-                      human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
-                      extra_cmdline=scenario.cmdline)
-        files = {}
-        error = None
-        try:
-            with guest:
-                log(f"[{args.scenario}] booting {info['version']} under TCG in {guest.dir}")
-                host_files = {}
-                try:
-                    if scenario.host:
-                        # A failing host actor fails the test, but the guest
-                        # still finishes and ships its side for the diagnosis.
-                        try:
-                            for k, v in (scenario.host(guest, log) or {}).items():
-                                host_files[f"host/{k}"] = (v if isinstance(v, bytes)
-                                                           else str(v).encode())
-                        except Exception as e:  # noqa: BLE001 - any actor failure is a test failure
-                            host_error = f"host actor: {type(e).__name__}: {e}"
-                            log(f"[{args.scenario}] {host_error}")
-                            host_files["host/error.txt"] = host_error.encode()
-                            # The guest waits for the actor's word: give it
-                            # now rather than let it wait out its bound.
-                            try:
-                                guest.tell_guest("host-actor-failed", timeout=10)
-                            except GuestError as e2:
-                                log(f"[{args.scenario}] could not tell the guest: {e2}")
-                    guest.wait(scenario.timeout or args.timeout)
-                    files = guest.results()
-                    files.update(host_files)
-                except GuestError as e:
-                    error = e
-                # Keep what we have for post-mortem, whatever happened.
-                if os.path.exists(last):
-                    shutil.rmtree(last)
-                os.makedirs(last)
-                if os.path.exists(guest.console_path):
-                    shutil.copy(guest.console_path, last)
-                for rel, data in files.items():
-                    p = os.path.join(last, "results", rel)
-                    os.makedirs(os.path.dirname(p), exist_ok=True)
-                    open(p, "wb").write(data)
-                if error:
-                    raise error
-        except GuestError as e:
-            log(f"[{args.scenario}] FAIL: {e}")
-            log("---- console (tail) ----")
-            log(guest.console_text()[-6000:])
-            return 1
+        for attempt in (1, 2):
+            guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
+                          label_size=scenario.label_size, capture=args.capture,
+                          human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
+                          extra_cmdline=scenario.cmdline)
+            try:
+                files = boot_and_collect(args, scenario, guest, info, last)
+                break
+            except GuestError as e:
+                console = guest.console_text()
+                crashed = guest_kernel_crash(console)
+                if attempt == 1 and crashed:
+                    log(f"[{args.scenario}] the guest kernel crashed in '{crashed}', not in "
+                        f"daxprobe ({e}): booting it once more")
+                    log(console[-3000:])
+                    continue
+                log(f"[{args.scenario}] FAIL: {e}")
+                log("---- console (tail) ----")
+                log(console[-6000:])
+                return 1
         t_done = guest.t_done - guest.t_start if guest.t_done else float("nan")
         t_exit = guest.t_exit - guest.t_start if guest.t_exit else float("nan")
         steps = files.get("steps.log", b"").decode(errors="replace")

@@ -449,6 +449,34 @@ MUTATIONS = {
 }
 
 
+class GuestKernelCrash(unittest.TestCase):
+    """run_scenario boots once more only after a guest kernel crash outside
+    daxprobe (the emulator's, as seen once under TCG on a loaded host)."""
+
+    # The console of that run (virtio-pmem-6.12, 2026-12-03), abridged.
+    TCG_CRASH = (
+        "DAXPROBE-STEP prepare\n"
+        "[   26.280215] traps: PANIC: double fault, error_code: 0x0\n"
+        "[   26.310097] Oops: double fault: 0000 [#1] PREEMPT SMP NOPTI\n"
+        "[   26.311531] CPU: 0 UID: 0 PID: 178 Comm: mkdir Not tainted 6.12.117+deb13-amd64 #1\n"
+        "[   26.312223] RIP: 0010:kmem_cache_alloc_lru_noprof+0xc8/0x300\n")
+
+    def test_crash_outside_daxprobe_is_named(self):
+        import run_scenario
+        self.assertEqual(run_scenario.guest_kernel_crash(self.TCG_CRASH), "mkdir")
+        # 6.1 prints no UID field.
+        self.assertEqual(run_scenario.guest_kernel_crash(
+            "Kernel panic - not syncing: x\nCPU: 1 PID: 9 Comm: kworker/0:1 Not tainted\n"),
+            "kworker/0:1")
+
+    def test_crash_in_daxprobe_or_none_is_not(self):
+        import run_scenario
+        self.assertIsNone(run_scenario.guest_kernel_crash(
+            self.TCG_CRASH.replace("Comm: mkdir", "Comm: daxprobe")))
+        self.assertIsNone(run_scenario.guest_kernel_crash(
+            "DAXPROBE-STEP prepare\nDAXPROBE-STEP check\nDAXPROBE-DONE\n"))
+
+
 class EveryAssertionKind(unittest.TestCase):
     def test_each_kind_fails_when_broken(self):
         for kind, mutate in MUTATIONS.items():
