@@ -33,6 +33,8 @@ std::size_t jsonDepth(std::string_view text)
             continue;
         }
         switch (c) {
+        case '\0':
+            return deepest; // where nlohmann stops reading (validateJson too)
         case '"':
             inString = true;
             break;

@@ -40,7 +40,8 @@ struct Message {
 };
 
 // Nesting depth of a JSON text, found by a scan that honours strings, so a
-// hostile "[[[[..." is refused before the recursive parser sees it.
+// hostile "[[[[..." is refused before the recursive parser sees it. Up to a
+// NUL outside a string: nlohmann takes it for the end of the input.
 std::size_t jsonDepth(std::string_view text);
 
 // One line -> a JSON object, within limits. Never throws.

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "json_text.h"
 #include "message.h"
 
 using namespace daxprobe::protocol;
@@ -122,6 +123,13 @@ TEST_CASE("nesting depth is checked, strings do not count", "[protocol][codec]")
     Limits lim{1 << 20, 4};
     CHECK(jsonDepth(R"({"a":[{"b":[]}]})") == 4);
     CHECK(jsonDepth(R"({"a":"[[[[[[[[\"{{{{"})") == 1);
+    // What follows a NUL is never parsed (the long fuzz run's find: the DOM
+    // path refused what validateJson accepted).
+    using namespace std::string_literals;
+    std::string afterNul = "{}\0{{{{{{{{{{"s;
+    CHECK(jsonDepth(afterNul) == 1);
+    CHECK(decode(R"({"execute":"x"})"s + "\0[[[[[[[[[["s, lim));
+    CHECK(validateJson(afterNul, lim.maxDepth));
     CHECK(decode(R"({"execute":"x","arguments":{"a":{"b":[1]}}})", lim));
     CHECK_FALSE(decode(R"({"execute":"x","arguments":{"a":{"b":[[1]]}}})", lim));
     std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
