@@ -8,29 +8,10 @@
 #include "blockdev.h"
 #include "fault_sources.h"
 #include "root.h"
+#include "temp_tree.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;
-
-namespace
-{
-
-struct TempTree {
-    fs::path dir;
-    TempTree()
-    {
-        char tmpl[] = "/tmp/daxprobe-root-XXXXXX";
-        dir = ::mkdtemp(tmpl);
-    }
-    ~TempTree() { fs::remove_all(dir); }
-    void write(const std::string &rel, const std::string &content)
-    {
-        fs::create_directories((dir / rel).parent_path());
-        std::ofstream(dir / rel, std::ios::binary) << content;
-    }
-};
-
-} // namespace
 
 TEST_CASE("Root reads relative to its directory", "[root]")
 {

@@ -9,33 +9,19 @@
 #include <fstream>
 
 #include "probes/sysfs_topology.h"
+#include "temp_tree.h"
 
 using namespace daxprobe;
-namespace fs = std::filesystem;
 
 namespace
 {
 
-struct TempTree {
-    fs::path dir;
-    TempTree()
-    {
-        char tmpl[] = "/tmp/daxprobe-sysfs-XXXXXX";
-        dir = ::mkdtemp(tmpl);
-    }
-    ~TempTree() { fs::remove_all(dir); }
-    void write(const std::string &rel, const std::string &content)
-    {
-        fs::create_directories((dir / rel).parent_path());
-        std::ofstream(dir / rel, std::ios::binary) << content;
-    }
-    Topology read() const
-    {
-        auto root = Root::open(dir.string());
-        REQUIRE(root);
-        return readTopologyFromSysfs(*root);
-    }
-};
+Topology readTree(const TempTree &t)
+{
+    auto root = Root::open(t.dir.string());
+    REQUIRE(root);
+    return readTopologyFromSysfs(*root);
+}
 
 const std::string kBus = "sys/bus/nd/devices/ndbus0/";
 const std::string kRegion = kBus + "region0/";
@@ -80,7 +66,7 @@ TEST_CASE("an fsdax namespace reads as ndctl lists it", "[sysfs]")
     region(t);
     fsdax(t);
     t.write("sys/block/pmem0/badblocks", "8 2\n100 3\n");
-    Topology topo = t.read();
+    Topology topo = readTree(t);
     CHECK(topo.available);
     CHECK(topo.error.empty());
     REQUIRE(topo.buses.size() == 1);
@@ -114,7 +100,7 @@ TEST_CASE("a labelled region reports its available size", "[sysfs]")
 {
     TempTree t;
     region(t, "5");
-    Topology topo = t.read();
+    Topology topo = readTree(t);
     REQUIRE(topo.regions.size() == 1);
     CHECK(topo.regions[0].availableSize == 1048576);
     CHECK(topo.namespaces.empty()); // only seeds
@@ -131,7 +117,7 @@ TEST_CASE("idle namespaces and disabled claims are hidden, as ndctl hides them",
     t.write(kRegion + "namespace0.2/size", "4096\n");
     t.write(kRegion + "pfn0.3/namespace", "namespace0.2\n");
     t.write(kRegion + "pfn0.3/mode", "pmem\n");
-    Topology topo = t.read();
+    Topology topo = readTree(t);
     CHECK(topo.namespaces.empty());
 }
 
@@ -155,7 +141,7 @@ TEST_CASE("raw, sector and devdax namespaces", "[sysfs]")
     t.write(kRegion + "dax0.1/uuid", "0ed0dc8f-4cde-4468-bba1-baf8baa024b2\n");
     t.write(kRegion + "dax0.1/dax_region/id", "0\n");
     t.write(kRegion + "dax0.1/dax0.1/size", "6291456\n");
-    Topology topo = t.read();
+    Topology topo = readTree(t);
     REQUIRE(topo.namespaces.size() == 3);
     // In id order: 0, 2, 10 (not the directory's 0, 10, 2).
     const NdNamespace &raw = topo.namespaces[0];
@@ -184,14 +170,14 @@ TEST_CASE("no nd bus is an empty, available topology; a broken sysfs is an error
 {
     TempTree none;
     none.write("sys/bus/.keep", "");
-    Topology empty = none.read();
+    Topology empty = readTree(none);
     CHECK(empty.available);
     CHECK(empty.error.empty());
     CHECK(empty.buses.empty());
 
     TempTree broken;
     broken.write("sys/bus/nd/devices", "not a directory\n");
-    Topology bad = broken.read();
+    Topology bad = readTree(broken);
     CHECK_FALSE(bad.available);
     CHECK_FALSE(bad.error.empty());
 }
@@ -246,6 +232,6 @@ TEST_CASE("a recorded read of the tree replays to the same topology", "[sysfs][c
     });
     Topology original = readTopologyFromSysfs(*root);
     REQUIRE(original.namespaces.size() == 3);
-    Topology replayed = captured.read();
+    Topology replayed = readTree(captured);
     CHECK(nlohmann::json(replayed).dump() == nlohmann::json(original).dump());
 }
