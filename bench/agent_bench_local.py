@@ -9,30 +9,17 @@ with this machine's mounts and no NVDIMM (the check then reports no_nfit).
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 
 import agent_bench_stats as stats
-from vmharness import GuestError
+from vmharness import GuestError, connect_when_listening
 
 
 def connect(path, proc, timeout=30.0):
     """Connect once the program has bound its socket (bounded retries)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        try:
-            s.connect(path)
-            return s
-        except (FileNotFoundError, ConnectionRefusedError):
-            s.close()
-            if proc.poll() is not None:
-                raise GuestError(f"{proc.args[0]} exited ({proc.returncode}) before listening")
-            if time.monotonic() > deadline:
-                raise GuestError(f"{path} not connectable within {timeout} s")
-            time.sleep(0.01)  # a bench's bounded retry, not a test's synchronisation
+    return connect_when_listening(path, proc, path, timeout)
 
 
 def proc_memory(pid):

@@ -31,6 +31,26 @@ class Skip(Exception):
     """The test cannot run here (exit 77 with the reason)."""
 
 
+def connect_when_listening(path, proc, what, timeout):
+    """A unix socket that `proc` is about to listen on: retry ENOENT and
+    ECONNREFUSED until it does, bounded; fail at once if `proc` died."""
+    import socket
+    deadline = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            s.connect(path)
+            return s
+        except (FileNotFoundError, ConnectionRefusedError):
+            s.close()
+            if proc.poll() is not None:
+                raise GuestError(f"{proc.args[0]} exited (rc={proc.returncode}) before "
+                                 f"{what} was connectable")
+            if time.monotonic() > deadline:
+                raise GuestError(f"{path} not connectable within {timeout} s")
+            time.sleep(0.02)  # a bounded retry while it starts, not a test's synchronisation
+
+
 class GuestError(Exception):
     pass
 
@@ -228,23 +248,8 @@ class Guest:
 
     def _connect(self, path, port, timeout):
         """QEMU creates the listening socket during its start-up, shortly after
-        Popen returns: retry ENOENT/ECONNREFUSED until then, bounded; fail at
-        once if QEMU died."""
-        import socket
-        deadline = time.monotonic() + timeout
-        while True:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-            try:
-                s.connect(path)
-                return s
-            except (FileNotFoundError, ConnectionRefusedError):
-                s.close()
-                if self.proc.poll() is not None:
-                    raise GuestError(f"QEMU exited (rc={self.proc.returncode}) before "
-                                     f"{port} was connectable")
-                if time.monotonic() > deadline:
-                    raise GuestError(f"{path} not connectable within {timeout} s")
-                self.done.wait(0.02)
+        Popen returns."""
+        return connect_when_listening(path, self.proc, f"{port}", timeout)
 
     def wait_console(self, text, count=1, timeout=60.0):
         """Block until `text` appeared `count` times on the console (woken by
