@@ -37,6 +37,4 @@ inline int hex4(const unsigned char *p)
     return v;
 }
 
-// strtod in the C locale, whatever the process's locale: nlohmann parses
-
 } // namespace daxprobe::protocol::json_chars

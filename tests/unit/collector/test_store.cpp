@@ -49,6 +49,16 @@ TEST_CASE("latest VMs come one at a time, nothing carried from the VM before", "
     CHECK(seen[1].verdict == "dax_verified");
 }
 
+TEST_CASE("a reader's open of a missing store says why", "[collector][store]")
+{
+    TempDir dir;
+    auto s = Store::openReadOnly(dir.path() + "/none/collector.db");
+    REQUIRE_FALSE(s);
+    CHECK(s.error().code == ENOENT);
+    CHECK_THAT(s.error().describe(),
+               Catch::Contains("No such file or directory") && Catch::Contains("--state-dir"));
+}
+
 TEST_CASE("store keeps the latest state per VM and survives reopening", "[collector][store]")
 {
     TempDir dir;
