@@ -177,11 +177,12 @@ Result<void> Store::prepareWrites()
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
         {&st->upsertLatest,
          "INSERT INTO vms (vm, stream, seq, verdict, dropped_reports, last_report_at, "
-         "last_seen_at, report_rows, report_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, 1, ?7) "
+         "last_seen_at, report_rows, report_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?8, ?7) "
          "ON CONFLICT (vm) DO UPDATE SET stream = excluded.stream, seq = excluded.seq, "
          "verdict = excluded.verdict, dropped_reports = excluded.dropped_reports, "
          "last_report_at = excluded.last_report_at, last_seen_at = excluded.last_seen_at, "
-         "report_rows = report_rows + 1, report_bytes = report_bytes + excluded.report_bytes "
+         "report_rows = report_rows + excluded.report_rows, "
+         "report_bytes = report_bytes + excluded.report_bytes "
          "RETURNING report_rows, report_bytes"},
         // The VM's oldest rows, via reports_by_vm: the trim reads only what it deletes.
         {&st->oldest, "SELECT id, bytes FROM reports WHERE vm = ?1 AND id < ?2 ORDER BY id"},
@@ -215,12 +216,29 @@ Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, 
     Transaction tx(*st_);
     if (!tx.started())
         return failf(EIO, "sqlite begin: {}", db_.errorMessage());
+    // The rows first, then each VM's latest state and counters once per
+    // batch (not once per report): the `vms` row is rewritten per VM.
+    pending_.clear();
+    pendingIndex_.clear();
     for (const auto &w : batch) {
-        auto r = addOne(w, now);
-        if (!r)
-            return tl::unexpected(r.error());
-        isNew.push_back(*r);
+        auto id = insertOne(w, now);
+        if (!id)
+            return tl::unexpected(id.error());
+        isNew.push_back(*id != 0);
+        if (*id == 0)
+            continue; // a resend: nothing to change, and the ack is still due
+        auto [it, added] = pendingIndex_.try_emplace(*w.vm, pending_.size());
+        if (added)
+            pending_.push_back({w.vm, w.report, 0, 0, 0});
+        VmBatch &b = pending_[it->second];
+        b.last = w.report;
+        b.rows += 1;
+        b.bytes += w.report->reportText.size() + w.report->metricsText.size();
+        b.newestId = *id;
     }
+    for (const auto &b : pending_)
+        if (auto r = settleVm(b, now); !r)
+            return tl::unexpected(r.error());
     if (!tx.commit())
         return failf(EIO, "sqlite commit: {}", db_.errorMessage());
     ++commits_;
@@ -238,18 +256,15 @@ Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvel
     return r->front();
 }
 
-Result<bool> Store::addOne(const ReportWrite &w, std::int64_t now)
+Result<std::int64_t> Store::insertOne(const ReportWrite &w, std::int64_t now)
 {
     const protocol::ReportRecord &r = *w.report;
-    const std::string &vm = *w.vm;
-    const std::string &verdict = r.codes.verdict;
     // The agent's text as it came (validated with its line): no re-encoding.
     auto bytes = static_cast<std::int64_t>(r.reportText.size() + r.metricsText.size());
-
     Statement &ins = st_->insertReport;
     ins.reset();
-    ins.bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
-    ins.bind(5, r.reason).bind(6, verdict).bindStatic(7, r.reportText);
+    ins.bind(1, *w.vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
+    ins.bind(5, r.reason).bind(6, r.codes.verdict).bindStatic(7, r.reportText);
     if (r.metricsText.empty())
         ins.bindNull(8);
     else
@@ -258,15 +273,20 @@ Result<bool> Store::addOne(const ReportWrite &w, std::int64_t now)
     if (auto s = stepDone(ins, db_); !s)
         return tl::unexpected(s.error());
     bool inserted = sqlite3_changes(db_.get()) > 0;
-    std::int64_t newest = sqlite3_last_insert_rowid(db_.get());
+    std::int64_t id = sqlite3_last_insert_rowid(db_.get());
     ins.reset();
-    if (!inserted)
-        return false; // a resend: nothing to change, and the ack is still due
+    return inserted ? id : 0; // rowids of AUTOINCREMENT start at 1
+}
 
+Result<void> Store::settleVm(const VmBatch &b, std::int64_t now)
+{
+    const protocol::ReportRecord &r = *b.last;
     Statement &upd = st_->upsertLatest;
     upd.reset();
-    upd.bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, verdict);
-    upd.bind(5, static_cast<std::int64_t>(r.droppedReports)).bind(6, now).bind(7, bytes);
+    upd.bind(1, *b.vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq));
+    upd.bind(4, r.codes.verdict).bind(5, static_cast<std::int64_t>(r.droppedReports));
+    upd.bind(6, now).bind(7, static_cast<std::int64_t>(b.bytes));
+    upd.bind(8, static_cast<std::int64_t>(b.rows));
     if (upd.step() != SQLITE_ROW)
         return failf(EIO, "sqlite step: {}", db_.errorMessage());
     VmCounters c{static_cast<std::uint64_t>(upd.columnInt(0)),
@@ -276,11 +296,12 @@ Result<bool> Store::addOne(const ReportWrite &w, std::int64_t now)
     upd.reset();
 
     // Per-VM limits on rows and bytes: a chatty guest cannot fill the host's
-    // disk. Only when over, so the cost is that of the rows deleted.
+    // disk. Only when over, so the cost is that of the rows deleted. Trimming
+    // once after the batch keeps the same rows as trimming after each report:
+    // the longest run of newest rows within the limits.
     if (c.rows > options_.maxRowsPerVm || c.bytes > options_.maxBytesPerVm)
-        if (auto t = trim(vm, newest, c); !t)
-            return tl::unexpected(t.error());
-    return true;
+        return trim(*b.vm, b.newestId, c);
+    return {};
 }
 
 Result<void> Store::trim(const std::string &vm, std::int64_t newestId, VmCounters c)

@@ -5,6 +5,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -100,13 +102,26 @@ class Store
     Store(SqliteDb db, StoreOptions options);
     Result<void> migrate();
     Result<void> prepareWrites();
-    Result<bool> addOne(const ReportWrite &w, std::int64_t now);
+    // What one batch changed of one VM: its counters grow by rows/bytes,
+    // its latest state is `last`'s.
+    struct VmBatch {
+        const std::string *vm;
+        const protocol::ReportRecord *last;
+        std::uint64_t rows, bytes;
+        std::int64_t newestId;
+    };
+    // The row's id, or 0 for a resend (already stored).
+    Result<std::int64_t> insertOne(const ReportWrite &w, std::int64_t now);
+    Result<void> settleVm(const VmBatch &b, std::int64_t now);
     Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
 
     SqliteDb db_;
     StoreOptions options_;
     std::unique_ptr<Statements> st_; // prepared once; finalized before db_ closes
     std::uint64_t commits_ = 0;
+    // The batch's VMs, reused between batches (no allocation per batch).
+    std::vector<VmBatch> pending_;
+    std::unordered_map<std::string_view, std::size_t> pendingIndex_;
 };
 
 // The embedded default: $STATE_DIRECTORY (systemd StateDirectory=), else

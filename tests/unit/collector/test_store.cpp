@@ -267,6 +267,58 @@ TEST_CASE("a batch is one transaction: all stored, resends within it counted onc
     CHECK(latest[1].verdict == "no_nfit");
 }
 
+TEST_CASE("batches keep what the same reports one at a time keep", "[collector][store][batch]")
+{
+    // Each VM's state and counters are written once per batch, and its trim
+    // runs once per batch: the rows kept must be those of a store that takes
+    // the same reports one by one (limits on both rows and bytes).
+    TempDir dir;
+    StoreOptions limits{6, 9000};
+    auto one = Store::open(dir.path() + "/one.db", limits);
+    auto batched = Store::open(dir.path() + "/batched.db", limits);
+    REQUIRE(one);
+    REQUIRE(batched);
+    std::vector<std::string> vms = {"vm1", "vm2", "vm3"};
+    std::vector<std::string> names;
+    std::vector<protocol::ReportRecord> records;
+    std::uint64_t seq[3] = {0, 0, 0};
+    for (int i = 0; i < 120; ++i) {
+        int v = (i * 7 + i / 5) % 3;
+        auto r = report(++seq[v], i % 4 ? "dax_verified" : "problems_found");
+        r.report["pad"] = std::string(static_cast<std::size_t>((i * 613) % 3000), 'p');
+        r.droppedReports = static_cast<std::uint64_t>(i);
+        names.push_back(vms[static_cast<std::size_t>(v)]);
+        records.push_back(protocol::recordOf(r));
+        if (i % 9 == 4) { // a resend within the batch
+            names.push_back(names.back());
+            records.push_back(records.back());
+        }
+    }
+    std::vector<ReportWrite> all;
+    for (std::size_t i = 0; i < records.size(); ++i)
+        all.push_back({&names[i], &records[i]});
+    for (const auto &w : all)
+        REQUIRE(one->addReports(std::span(&w, 1), 5));
+    for (std::size_t at = 0, n = 1; at < all.size(); at += n, n = n % 13 + 3)
+        REQUIRE(batched->addReports(std::span(all).subspan(at, std::min(n, all.size() - at)), 5));
+    for (const auto &vm : vms) {
+        requireCountersTrue(*batched, vm);
+        auto a = one->history(vm, 1000).value(), b = batched->history(vm, 1000).value();
+        REQUIRE(a.size() == b.size());
+        for (std::size_t i = 0; i < a.size(); ++i)
+            CHECK(a[i].seq == b[i].seq);
+        CHECK(one->counters(vm)->bytes == batched->counters(vm)->bytes);
+    }
+    auto la = one->latest().value(), lb = batched->latest().value();
+    REQUIRE(la.size() == lb.size());
+    for (std::size_t i = 0; i < la.size(); ++i) {
+        CHECK(la[i].seq == lb[i].seq);
+        CHECK(la[i].verdict == lb[i].verdict);
+        CHECK(la[i].droppedReports == lb[i].droppedReports);
+        CHECK(la[i].reportCount == lb[i].reportCount);
+    }
+}
+
 TEST_CASE("a batch that cannot commit stores nothing", "[collector][store][batch]")
 {
     TempDir dir;
