@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
 // Character classes shared by the JSON text validator and readers.
 namespace daxprobe::protocol::json_chars
 {
@@ -35,6 +38,58 @@ inline int hex4(const unsigned char *p)
         v = v * 16 + d;
     }
     return v;
+}
+
+// Eight bytes at a time (SWAR): most of a report's bytes are inside strings,
+// and a byte at a time was the validator's and readers' largest cost.
+namespace swar
+{
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+// High bit set in some byte iff a byte of w equals c (exact as to "some").
+inline std::uint64_t hasByte(std::uint64_t w, unsigned char c)
+{
+    std::uint64_t x = w ^ (kOnes * c);
+    return (x - kOnes) & ~x & kHighs;
+}
+inline std::uint64_t load(const unsigned char *p)
+{
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+}
+} // namespace swar
+
+// Past the bytes from p that a JSON string holds as they are: ASCII from
+// 0x20 up, but not '"' or '\\'. Stops at the first byte that needs a look.
+inline const unsigned char *skipPlainAscii(const unsigned char *p, const unsigned char *end)
+{
+    using namespace swar;
+    while (end - p >= 8) {
+        std::uint64_t w = load(p);
+        // Below 0x20 borrows into the high bit; 0x80 and up has it set.
+        if ((hasByte(w, '"') | hasByte(w, '\\') | ((w - kOnes * 0x20) & kHighs) | (w & kHighs)) !=
+            0)
+            break;
+        p += 8;
+    }
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+        ++p;
+    return p;
+}
+
+// The first '"' or '\\' from p, or end.
+inline const unsigned char *findQuoteOrBackslash(const unsigned char *p, const unsigned char *end)
+{
+    using namespace swar;
+    while (end - p >= 8) {
+        std::uint64_t w = load(p);
+        if ((hasByte(w, '"') | hasByte(w, '\\')) != 0)
+            break;
+        p += 8;
+    }
+    while (p < end && *p != '"' && *p != '\\')
+        ++p;
+    return p;
 }
 
 } // namespace daxprobe::protocol::json_chars

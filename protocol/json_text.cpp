@@ -23,35 +23,37 @@ std::size_t skipWs(std::string_view t, std::size_t i)
     return i;
 }
 
-// Past the string starting at t[i] == '"', or npos. memchr finds the
-// quotes (most of a report's bytes are inside strings); a quote closes the
-// string unless an odd number of backslashes precedes it.
+// Past the string starting at t[i] == '"', or npos. The text is valid
+// JSON: a backslash always starts an escape of at least two bytes, and no
+// escape holds a quote after its first two.
 std::size_t skipString(std::string_view t, std::size_t i)
 {
-    const char *base = t.data();
-    for (std::size_t from = i + 1; from < t.size();) {
-        const void *q = std::memchr(base + from, '"', t.size() - from);
-        if (!q)
-            return npos;
-        auto k = static_cast<std::size_t>(static_cast<const char *>(q) - base);
-        std::size_t backslashes = 0;
-        while (k - backslashes > i + 1 && base[k - 1 - backslashes] == '\\')
-            ++backslashes;
-        if (backslashes % 2 == 0)
-            return k + 1;
-        from = k + 1;
+    auto *base = reinterpret_cast<const unsigned char *>(t.data());
+    const unsigned char *end = base + t.size(), *p = base + i + 1;
+    while (p < end) {
+        p = findQuoteOrBackslash(p, end);
+        if (p == end)
+            break;
+        if (*p == '"')
+            return static_cast<std::size_t>(p - base) + 1;
+        if (end - p < 2)
+            break;
+        p += 2;
     }
     return npos;
 }
 
 // Past the value starting at t[i] (no whitespace before it), or npos.
-std::size_t skipValue(std::string_view t, std::size_t i)
+std::size_t skipValue(std::string_view t, std::size_t i, const JsonSpans *spans)
 {
     if (i >= t.size())
         return npos;
     if (t[i] == '"')
         return skipString(t, i);
     if (t[i] == '{' || t[i] == '[') {
+        if (const char *end = spans ? spans->endOf(t.data() + i) : nullptr;
+            end && end <= t.data() + t.size())
+            return static_cast<std::size_t>(end - t.data());
         std::size_t depth = 0;
         while (i < t.size()) {
             char c = t[i];
@@ -166,7 +168,29 @@ bool decodeString(std::string_view raw, std::string &out)
 
 } // namespace
 
-JsonObjectReader::JsonObjectReader(std::string_view object) : text_(object)
+std::size_t JsonSpans::open(const char *at)
+{
+    if (spans_.size() >= kMaxSpans)
+        return kNone;
+    spans_.push_back({at, nullptr});
+    return spans_.size() - 1;
+}
+
+void JsonSpans::close(std::size_t slot, const char *end)
+{
+    if (slot != kNone)
+        spans_[slot].end = end;
+}
+
+const char *JsonSpans::endOf(const char *at) const
+{
+    auto it = std::lower_bound(spans_.begin(), spans_.end(), at,
+                               [](const Span &s, const char *p) { return s.begin < p; });
+    return it != spans_.end() && it->begin == at ? it->end : nullptr;
+}
+
+JsonObjectReader::JsonObjectReader(std::string_view object, const JsonSpans *spans)
+    : text_(object), spans_(spans)
 {
     pos_ = skipWs(text_, 0);
     ok_ = pos_ < text_.size() && text_[pos_] == '{';
@@ -190,7 +214,7 @@ bool JsonObjectReader::next(std::string &key, std::string_view &value)
     if (pos_ >= text_.size() || text_[pos_] != ':')
         return false;
     pos_ = skipWs(text_, pos_ + 1);
-    std::size_t valueEnd = skipValue(text_, pos_);
+    std::size_t valueEnd = skipValue(text_, pos_, spans_);
     if (valueEnd == npos)
         return false;
     value = text_.substr(pos_, valueEnd - pos_);
@@ -199,7 +223,8 @@ bool JsonObjectReader::next(std::string &key, std::string_view &value)
     return true;
 }
 
-JsonArrayReader::JsonArrayReader(std::string_view array) : text_(array)
+JsonArrayReader::JsonArrayReader(std::string_view array, const JsonSpans *spans)
+    : text_(array), spans_(spans)
 {
     pos_ = skipWs(text_, 0);
     ok_ = pos_ < text_.size() && text_[pos_] == '[';
@@ -216,7 +241,7 @@ bool JsonArrayReader::next(std::string_view &element)
     ok_ = false;
     if (pos_ >= text_.size() || text_[pos_] == ']')
         return false;
-    std::size_t end = skipValue(text_, pos_);
+    std::size_t end = skipValue(text_, pos_, spans_);
     if (end == npos)
         return false;
     element = text_.substr(pos_, end - pos_);

@@ -40,9 +40,9 @@ bool finiteDouble(const unsigned char *p, std::size_t n)
 class Validator
 {
   public:
-    Validator(std::string_view t, std::size_t maxDepth)
+    Validator(std::string_view t, std::size_t maxDepth, JsonSpans *spans)
         : begin_(reinterpret_cast<const unsigned char *>(t.data())), p_(begin_),
-          end_(begin_ + t.size()), maxDepth_(std::min(maxDepth, kDepthCap))
+          end_(begin_ + t.size()), maxDepth_(std::min(maxDepth, kDepthCap)), spans_(spans)
     {
     }
 
@@ -96,16 +96,28 @@ class Validator
         return fail("nested too deep");
     }
 
+    // Records where the container opening at p_ ends (JsonSpans).
+    std::size_t openSpan()
+    {
+        return spans_ ? spans_->open(reinterpret_cast<const char *>(p_)) : JsonSpans::kNone;
+    }
+    bool closeSpan(std::size_t slot)
+    {
+        ++p_; // the closing bracket
+        if (spans_)
+            spans_->close(slot, reinterpret_cast<const char *>(p_));
+        return true;
+    }
+
     bool object(std::size_t depth)
     {
         if (!enter(depth))
             return false;
+        std::size_t slot = openSpan();
         ++p_;
         skipWs();
-        if (p_ < end_ && *p_ == '}') {
-            ++p_;
-            return true;
-        }
+        if (p_ < end_ && *p_ == '}')
+            return closeSpan(slot);
         for (;;) {
             skipWs();
             if (p_ == end_ || *p_ != '"')
@@ -121,10 +133,8 @@ class Validator
             skipWs();
             if (p_ == end_)
                 return fail("unexpected end of input");
-            if (*p_ == '}') {
-                ++p_;
-                return true;
-            }
+            if (*p_ == '}')
+                return closeSpan(slot);
             if (*p_ != ',')
                 return fail("expected ',' or '}'");
             ++p_;
@@ -135,22 +145,19 @@ class Validator
     {
         if (!enter(depth))
             return false;
+        std::size_t slot = openSpan();
         ++p_;
         skipWs();
-        if (p_ < end_ && *p_ == ']') {
-            ++p_;
-            return true;
-        }
+        if (p_ < end_ && *p_ == ']')
+            return closeSpan(slot);
         for (;;) {
             if (!value(depth))
                 return false;
             skipWs();
             if (p_ == end_)
                 return fail("unexpected end of input");
-            if (*p_ == ']') {
-                ++p_;
-                return true;
-            }
+            if (*p_ == ']')
+                return closeSpan(slot);
             if (*p_ != ',')
                 return fail("expected ',' or ']'");
             ++p_;
@@ -161,6 +168,9 @@ class Validator
     {
         ++p_; // the opening quote
         while (p_ < end_) {
+            p_ = skipPlainAscii(p_, end_);
+            if (p_ == end_)
+                break;
             unsigned char c = *p_;
             if (c == '"') {
                 ++p_;
@@ -299,17 +309,20 @@ class Validator
 
     const unsigned char *begin_, *p_, *end_;
     std::size_t maxDepth_;
+    JsonSpans *spans_;
     const char *what_ = "";
     bool tooDeep_ = false;
 };
 
 } // namespace
 
-Result<std::string_view> validateJson(std::string_view text, std::size_t maxDepth)
+Result<std::string_view> validateJson(std::string_view text, std::size_t maxDepth, JsonSpans *spans)
 {
+    if (spans)
+        spans->clear();
     std::size_t off = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
     std::string_view body = text.substr(off);
-    Validator v(body, maxDepth);
+    Validator v(body, maxDepth, spans);
     v.skipWs();
     std::size_t start = v.pos();
     if (!v.value(0)) {

@@ -102,11 +102,11 @@ Result<std::string> streamField(const json &o)
 }
 
 // A verdict object's "code" (last one wins), as verdictCode reads it from a DOM.
-std::string codeOf(std::string_view verdict)
+std::string codeOf(std::string_view verdict, const JsonSpans *spans)
 {
     std::string code = "unknown", key;
     std::string_view v;
-    for (JsonObjectReader r(verdict); r.next(key, v);)
+    for (JsonObjectReader r(verdict, spans); r.next(key, v);)
         if (key == "code") {
             auto s = jsonString(v);
             code = s ? sanitizeIdentifier(*s, 64) : "unknown";
@@ -168,35 +168,35 @@ Result<ReportEnvelope> parseReportEvent(const Message &m)
     return r;
 }
 
-ReportCodes reportCodes(std::string_view reportText)
+ReportCodes reportCodes(std::string_view reportText, const JsonSpans *spans)
 {
     ReportCodes c;
     std::string key;
     std::string_view v, verdict, mounts;
-    for (JsonObjectReader r(reportText); r.next(key, v);) {
+    for (JsonObjectReader r(reportText, spans); r.next(key, v);) {
         if (key == "verdict")
             verdict = v;
         else if (key == "mounts")
             mounts = v;
     }
-    c.verdict = codeOf(verdict);
+    c.verdict = codeOf(verdict, spans);
     std::string_view mount;
-    for (JsonArrayReader a(mounts); a.next(mount);) {
+    for (JsonArrayReader a(mounts, spans); a.next(mount);) {
         std::string_view mv;
-        for (JsonObjectReader r(mount); r.next(key, v);)
+        for (JsonObjectReader r(mount, spans); r.next(key, v);)
             if (key == "verdict")
                 mv = v;
-        c.mounts.push_back(codeOf(mv));
+        c.mounts.push_back(codeOf(mv, spans));
     }
     return c;
 }
 
-Result<ReportRecord> parseReportData(std::string_view dataText)
+Result<ReportRecord> parseReportData(std::string_view dataText, const JsonSpans *spans)
 {
     std::optional<std::string_view> stream, seq, reason, report, metrics, dropped;
     std::string key;
     std::string_view v;
-    for (JsonObjectReader r(dataText); r.next(key, v);) {
+    for (JsonObjectReader r(dataText, spans); r.next(key, v);) {
         if (key == "stream")
             stream = v;
         else if (key == "seq")
@@ -227,7 +227,7 @@ Result<ReportRecord> parseReportData(std::string_view dataText)
     if (metrics && !jsonIsNull(*metrics))
         rec.metricsText = *metrics;
     rec.droppedReports = (dropped ? jsonUnsigned(*dropped) : std::nullopt).value_or(0);
-    rec.codes = reportCodes(rec.reportText);
+    rec.codes = reportCodes(*report, spans); // the view: the spans are of its bytes
     return rec;
 }
 
@@ -236,7 +236,8 @@ Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, cons
     if (line.size() > limits.maxMessageBytes)
         return failf(EMSGSIZE, "message of {} bytes exceeds the limit of {}", line.size(),
                      limits.maxMessageBytes);
-    auto value = validateJson(line, limits.maxDepth);
+    JsonSpans spans;
+    auto value = validateJson(line, limits.maxDepth, &spans);
     if (!value)
         return tl::unexpected(value.error());
     if (!jsonIsObject(*value))
@@ -248,7 +249,7 @@ Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, cons
     std::optional<std::string_view> data;
     std::string key;
     std::string_view v;
-    for (JsonObjectReader r(*value); r.next(key, v);) {
+    for (JsonObjectReader r(*value, &spans); r.next(key, v);) {
         if (key == "event")
             event = jsonString(v);
         else if (key == "data")
@@ -260,7 +261,7 @@ Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, cons
     }
     if (otherKind || !scalarId || event != kEventReport || !data || !jsonIsObject(*data))
         return std::nullopt;
-    auto rec = parseReportData(*data);
+    auto rec = parseReportData(*data, &spans);
     if (!rec)
         return tl::unexpected(rec.error());
     return std::optional<ReportRecord>(std::move(*rec));

@@ -63,7 +63,8 @@ struct ReportCodes {
     std::string verdict = "unknown";
     std::vector<std::string> mounts;
 };
-ReportCodes reportCodes(std::string_view reportText);
+class JsonSpans; // json_text.h: where validated containers end
+ReportCodes reportCodes(std::string_view reportText, const JsonSpans *spans = nullptr);
 
 // A report event as the collector stores it: the envelope, and the agent's
 // report and metrics as the JSON text it sent. That text was validated as
@@ -83,7 +84,7 @@ struct ReportRecord {
 // "stream" 1-64 characters of [0-9a-f-], "seq" an integer 1..2^53,
 // "report" an object; "reason" (32) and "dropped_reports" optional;
 // "metrics" any value. A repeated key counts with its last value, as in a DOM.
-Result<ReportRecord> parseReportData(std::string_view dataText);
+Result<ReportRecord> parseReportData(std::string_view dataText, const JsonSpans *spans = nullptr);
 
 // One line -> its report event, in one validating pass and without a DOM:
 // the same limits, errors and rules as decode() + parseReportEvent(). A line

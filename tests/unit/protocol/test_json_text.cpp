@@ -200,6 +200,64 @@ TEST_CASE("object and array readers walk validated text", "[protocol][json-text]
     CHECK_FALSE(JsonObjectReader("").next(key, v));
 }
 
+namespace
+{
+// Every value of the text, depth first, as the readers see them.
+void walk(std::string_view v, const JsonSpans *spans, std::vector<std::string> &out)
+{
+    std::string key;
+    std::string_view m;
+    if (v.starts_with('{'))
+        for (JsonObjectReader r(v, spans); r.next(key, m);) {
+            out.push_back(key + "=" + std::string(m));
+            walk(m, spans, out);
+        }
+    else if (v.starts_with('['))
+        for (JsonArrayReader a(v, spans); a.next(m);) {
+            out.push_back(std::string(m));
+            walk(m, spans, out);
+        }
+}
+} // namespace
+
+TEST_CASE("readers jump over what the validator recorded and read the same",
+          "[protocol][json-text]")
+{
+    std::string text =
+        R"( {"a": [1, {"x": "}]\"", "y": [[], {}]}, "s]"], "b": {"c": {"d": [true]}},)"
+        R"( "e": "{", "f": [ {"g" : [ "]" , 2 ] } ] } )";
+    JsonSpans spans;
+    auto value = validateJson(text, 32, &spans);
+    REQUIRE(value);
+    // Recorded: the top object's end is where the value ends.
+    CHECK(spans.endOf(value->data()) == value->data() + value->size());
+    std::vector<std::string> plain, jumped;
+    walk(*value, nullptr, plain);
+    walk(*value, &spans, jumped);
+    CHECK(plain.size() == 18);
+    CHECK(jumped == plain);
+    // A copy of the text has other addresses: nothing found, the readers walk.
+    std::string copy(*value);
+    CHECK(spans.endOf(copy.data()) == nullptr);
+    std::vector<std::string> fromCopy;
+    walk(copy, &spans, fromCopy);
+    CHECK(fromCopy == plain);
+
+    // Beyond kMaxSpans containers, the rest are walked: still the same reading.
+    std::string many = "[";
+    for (std::size_t i = 0; i < JsonSpans::kMaxSpans + 100; ++i)
+        many += i ? ",[{}]" : "[{}]";
+    many += "]";
+    REQUIRE(validateJson(many, 32, &spans));
+    CHECK(spans.endOf(many.data()) == many.data() + many.size());
+    CHECK(spans.endOf(many.data() + many.size() - 5) == nullptr); // the last [{}]: not kept
+    std::vector<std::string> a, b;
+    walk(many, nullptr, a);
+    walk(many, &spans, b);
+    CHECK(a.size() == 2 * (JsonSpans::kMaxSpans + 100));
+    CHECK(a == b);
+}
+
 TEST_CASE("scalar readers follow nlohmann's types", "[protocol][json-text]")
 {
     CHECK(jsonString("\"\\ud83d\\ude00\\u00e9\"") == "\xf0\x9f\x98\x80\xc3\xa9");
