@@ -188,6 +188,7 @@ def query(args):
                 db = os.path.join(work, "collector.db")
                 time_cmd(["sqlite3", "-readonly", db, "SELECT 1"], args.samples)
                 time_cmd(["sqlite3", "-readonly", db, LATEST_SQL], args.samples)
+                time_cmd(["sqlite3", "-readonly", "-json", db, LATEST_SQL], args.samples)
                 if i == args.runs - 1:  # CPU of every invocation of every run: p50 and p99
                     c = lambda *a: CPU.pop(tuple([exe, "query"] + list(a)))
                     cs, cl, cj, ch = (c("--state-dir", os.path.join(work, "none")),
@@ -195,13 +196,15 @@ def query(args):
                                       c("--state-dir", work, "--vm", "g0000", "--json"))
                     q = lambda sql: CPU.pop(("sqlite3", "-readonly", db, sql))
                     fs, fl = q("SELECT 1"), q(LATEST_SQL)
+                    fj = CPU.pop(("sqlite3", "-readonly", "-json", db, LATEST_SQL))
                     cpu_rows.append(
                         f"| {rows} | {pct(cs, .5):.2f} / {pct(cs, .99):.2f} | {pct(cl, .5):.2f} / "
                         f"{pct(cl, .99):.2f} (+{pct(cl, .99) - pct(cs, .5):.2f}) | {pct(cj, .5):.2f} / "
                         f"{pct(cj, .99):.2f} (+{pct(cj, .99) - pct(cs, .5):.2f}) | {pct(ch, .5):.2f} / "
                         f"{pct(ch, .99):.2f} (+{pct(ch, .99) - pct(cs, .5):.2f}) | "
                         f"{pct(fs, .5):.2f} / {pct(fl, .5):.2f} / {pct(fl, .99):.2f} "
-                        f"(+{pct(fl, .99) - pct(fs, .5):.2f}) |")
+                        f"(+{pct(fl, .99) - pct(fs, .5):.2f}) | {pct(fj, .5):.2f} / "
+                        f"{pct(fj, .99):.2f} (+{pct(fj, .99) - pct(fs, .5):.2f}) |")
                 s50 = pct(start, 0.5)
                 for k, v in (("start", s50), ("l50", pct(latest, 0.5)), ("l99", pct(latest, 0.99)),
                              ("ld", pct(latest, 0.99) - s50), ("j50", pct(latestj, 0.5)),
@@ -218,8 +221,9 @@ def query(args):
     print(f"\nCPU ms (user + system, wait4) per invocation, p50 / p99 over {args.runs} x "
           f"{args.samples}; (+ p99 beyond the start-only p50)")
     print("| rows | start only | latest | latest --json | --vm g0000 --json "
-          "| floor: sqlite3 SELECT 1 p50 / the latest SELECT p50 / p99 (+) |")
-    print("|---|---|---|---|---|---|")
+          "| floor: sqlite3 SELECT 1 p50 / the latest SELECT p50 / p99 (+) "
+          "| floor for --json: sqlite3 -json, the same SELECT p50 / p99 (+) |")
+    print("|---|---|---|---|---|---|---|")
     print("\n".join(cpu_rows))
 
 
