@@ -130,6 +130,10 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
         return tl::unexpected(r.error());
     if (auto r = s.prepareWrites(); !r)
         return tl::unexpected(r.error());
+    auto checkpointer = WalCheckpointer::start(s.db_.get(), path);
+    if (!checkpointer)
+        return tl::unexpected(checkpointer.error());
+    s.checkpointer_ = std::move(*checkpointer);
     // Opening waited up to the default; from now on writes fail fast.
     sqlite3_busy_timeout(s.db_.get(), options.busyTimeoutMs);
     return s;

@@ -13,6 +13,7 @@
 
 #include "schema.h"
 #include "sqlite_db.h"
+#include "wal_checkpointer.h"
 
 namespace daxprobe::collector
 {
@@ -95,6 +96,9 @@ class Store
     Result<VmCounters> counters(const std::string &vm);
     // Transactions committed by addReports since open (one per batch).
     std::uint64_t commits() const { return commits_; }
+    // The writer's checkpoints, done in a thread of their own (null for a
+    // read-only store).
+    const WalCheckpointer *checkpointer() const { return checkpointer_.get(); }
 
     struct Statements; // store_statements.h
 
@@ -122,6 +126,8 @@ class Store
     // The batch's VMs, reused between batches (no allocation per batch).
     std::vector<VmBatch> pending_;
     std::unordered_map<std::string_view, std::size_t> pendingIndex_;
+    // Declared after db_: stopped (and unhooked) before the writer closes.
+    std::unique_ptr<WalCheckpointer> checkpointer_;
 };
 
 // The embedded default: $STATE_DIRECTORY (systemd StateDirectory=), else

@@ -1,0 +1,113 @@
+#include "wal_checkpointer.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <pthread.h>
+
+namespace daxprobe::collector
+{
+
+Result<std::unique_ptr<WalCheckpointer>>
+WalCheckpointer::start(sqlite3 *writer, const std::string &path, int pagesBeforeCheckpoint)
+{
+    auto own = SqliteDb::open(path, false);
+    if (!own)
+        return tl::unexpected(own.error());
+    // A connection that has read nothing yet does not know the file is in
+    // WAL mode, and its checkpoints would do nothing (and say SQLITE_OK).
+    if (auto r = own->exec("PRAGMA journal_mode=WAL"); !r)
+        return tl::unexpected(r.error());
+    std::unique_ptr<WalCheckpointer> c(
+        new WalCheckpointer(writer, std::move(*own), pagesBeforeCheckpoint));
+    // From here on the writer's commits report the log's size to onCommit,
+    // and SQLite no longer checkpoints on its own.
+    sqlite3_wal_hook(writer, &WalCheckpointer::onCommit, c.get());
+    return c;
+}
+
+WalCheckpointer::WalCheckpointer(sqlite3 *writer, SqliteDb own, int pages)
+    : writer_(writer), db_(std::move(own)), pages_(pages)
+{
+    // The thread takes no signal: it starts before the collector blocks
+    // SIGTERM for its signalfd, and a SIGTERM delivered here would end the
+    // process without its orderly shutdown.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    thread_ = std::thread([this] { run(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+WalCheckpointer::~WalCheckpointer()
+{
+    sqlite3_wal_hook(writer_, nullptr, nullptr);
+    {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+int WalCheckpointer::onCommit(void *self, sqlite3 *, const char *, int walPages)
+{
+    auto *c = static_cast<WalCheckpointer *>(self);
+    if (walPages >= c->pages_) {
+        {
+            std::lock_guard lock(c->mu_);
+            c->due_ = true;
+        }
+        c->wake_.notify_one();
+    }
+    return SQLITE_OK;
+}
+
+void WalCheckpointer::run()
+{
+    std::unique_lock lock(mu_);
+    for (;;) {
+        wake_.wait(lock, [this] { return due_ || stop_; });
+        if (stop_)
+            return; // the last connection to close checkpoints what is left
+        due_ = false;
+        running_ = true;
+        lock.unlock();
+        int logPages = 0, copied = 0;
+        int rc = sqlite3_wal_checkpoint_v2(db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &logPages,
+                                           &copied);
+        std::string error = rc != SQLITE_OK && rc != SQLITE_BUSY ? db_.errorMessage()
+                            : logPages < 0 ? std::string("the database is not in WAL mode")
+                                           : std::string();
+        lock.lock();
+        running_ = false;
+        if (rc == SQLITE_BUSY) {
+            // The writer held the lock a checkpoint needs (between its reads
+            // and its commit): the next commit over the threshold asks again.
+            ++stats_.busy;
+        } else if (error.empty()) {
+            ++stats_.done;
+        } else {
+            // Not fatal: the log keeps growing until a later checkpoint
+            // succeeds, and a write that then fails is reported by addReports.
+            ++stats_.failed;
+            stats_.lastError = std::move(error);
+        }
+        finished_.notify_all();
+    }
+}
+
+WalCheckpointer::Stats WalCheckpointer::stats() const
+{
+    std::lock_guard lock(mu_);
+    return stats_;
+}
+
+bool WalCheckpointer::waitForCheckpoints(std::uint64_t done, int timeoutMs) const
+{
+    std::unique_lock lock(mu_);
+    return finished_.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                              [&] { return stats_.done >= done && !due_ && !running_; });
+}
+
+} // namespace daxprobe::collector

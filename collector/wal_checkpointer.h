@@ -1,0 +1,56 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sqlite_db.h"
+
+namespace daxprobe::collector
+{
+
+// Copies the write-ahead log back into the database in a thread of its own,
+// on a connection of its own. SQLite's default does it in the committing
+// thread, inside COMMIT, once the log passes 1,000 pages (every ~500 stored
+// reports): that commit's acks waited for it, and these waits were the
+// collector's ack p99 at a paced rate (bench/README.md, "ack latency").
+// Installed as the writer's WAL hook, which replaces SQLite's own
+// auto-checkpoint. PASSIVE: it never blocks the writer or a reader.
+class WalCheckpointer
+{
+  public:
+    // `writer` is the connection whose commits are watched; `path` its file.
+    static Result<std::unique_ptr<WalCheckpointer>> start(sqlite3 *writer, const std::string &path,
+                                                          int pagesBeforeCheckpoint = 1000);
+    ~WalCheckpointer();
+    WalCheckpointer(const WalCheckpointer &) = delete;
+    WalCheckpointer &operator=(const WalCheckpointer &) = delete;
+
+    struct Stats {
+        std::uint64_t done = 0, busy = 0, failed = 0;
+        std::string lastError;
+    };
+    Stats stats() const;
+    // For tests: waits until at least `done` checkpoints have finished and
+    // none is due or running, or for `timeoutMs`; true if so.
+    bool waitForCheckpoints(std::uint64_t done, int timeoutMs) const;
+
+  private:
+    WalCheckpointer(sqlite3 *writer, SqliteDb own, int pages);
+    static int onCommit(void *self, sqlite3 *db, const char *name, int walPages);
+    void run();
+
+    sqlite3 *writer_;
+    SqliteDb db_; // used by the thread only
+    int pages_;
+    mutable std::mutex mu_;
+    mutable std::condition_variable wake_, finished_;
+    bool due_ = false, running_ = false, stop_ = false;
+    Stats stats_;
+    std::thread thread_; // started last, with every signal blocked
+};
+
+} // namespace daxprobe::collector

@@ -1,0 +1,73 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "store.h"
+#include "tmpdir.h"
+
+using namespace daxprobe;
+using namespace daxprobe::collector;
+
+namespace
+{
+
+// Rows SQLite finds in a copy of the database file alone, without its
+// write-ahead log: only what a checkpoint copied there.
+std::int64_t rowsInDatabaseFile(const std::string &db, const std::string &scratch)
+{
+    std::string alone = scratch + "/alone.db";
+    std::filesystem::copy_file(db, alone);
+    auto copy = SqliteDb::open(alone, false);
+    REQUIRE(copy);
+    auto count = copy->prepare("SELECT COUNT(*) FROM reports");
+    INFO((count ? std::string() : count.error().describe()));
+    REQUIRE(count);
+    REQUIRE(count->step() == SQLITE_ROW);
+    return count->columnInt(0);
+}
+
+} // namespace
+
+TEST_CASE("the write-ahead log reaches the database file through the checkpointer's thread",
+          "[collector][store][checkpoint]")
+{
+    TempDir dir;
+    const std::string db = dir.path() + "/c.db";
+    auto s = Store::open(db, StoreOptions{1000000, std::size_t{1} << 30, 50});
+    REQUIRE(s);
+    REQUIRE(s->checkpointer() != nullptr);
+    CHECK(s->checkpointer()->stats().done == 0);
+
+    // 600 reports of ~4 KB, one commit each: several thousand log pages,
+    // past the 1,000 that make a checkpoint due.
+    const std::string pad(4000, 'p');
+    for (std::uint64_t seq = 1; seq <= 600; ++seq) {
+        protocol::ReportEnvelope r{
+            "aa", seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, {{"pad", pad}}, 0};
+        REQUIRE(s->addReport("vm1", r, static_cast<std::int64_t>(seq)));
+    }
+    // The committing thread only signals; the checkpoint is the thread's.
+    REQUIRE(s->checkpointer()->waitForCheckpoints(1, 10000));
+    auto stats = s->checkpointer()->stats();
+    CHECK(stats.failed == 0);
+    CHECK(stats.lastError == "");
+
+    std::filesystem::create_directory(dir.path() + "/copy");
+    std::int64_t inFile = rowsInDatabaseFile(db, dir.path() + "/copy");
+    CHECK(inFile > 0);
+    CHECK(inFile <= 600);
+    CHECK(s->reportCount("vm1").value() == 600); // and the store sees all of them
+}
+
+TEST_CASE("a read-only store has no checkpointer", "[collector][store][checkpoint]")
+{
+    TempDir dir;
+    const std::string db = dir.path() + "/c.db";
+    {
+        auto w = Store::open(db);
+        REQUIRE(w);
+    }
+    auto r = Store::openReadOnly(db);
+    REQUIRE(r);
+    CHECK(r->checkpointer() == nullptr);
+}
