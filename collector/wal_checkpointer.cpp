@@ -50,10 +50,26 @@ WalCheckpointer::~WalCheckpointer()
     thread_.join();
 }
 
-int WalCheckpointer::onCommit(void *self, sqlite3 *, const char *, int walPages)
+// On the writer's thread, after each commit, with the log's length in pages.
+int WalCheckpointer::onCommit(void *self, sqlite3 *writer, const char *name, int walPages)
 {
     auto *c = static_cast<WalCheckpointer *>(self);
-    if (walPages >= c->pages_) {
+    if (walPages < c->signalledAt_)
+        c->signalledAt_ = 0; // the log started over
+    if (walPages >= kRestartFactor * c->pages_) {
+        // The log starts over only at a write that finds every frame copied;
+        // with the thread copying while commits keep coming, none does, and
+        // the log would grow without end. The writer copies what is left
+        // itself (little: the thread did the rest), as SQLite's own
+        // auto-checkpoint would, and its next write starts the log over.
+        int rc =
+            sqlite3_wal_checkpoint_v2(writer, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        std::lock_guard lock(c->mu_);
+        ++(rc == SQLITE_OK ? c->stats_.byWriter : c->stats_.busy);
+        return SQLITE_OK;
+    }
+    if (walPages >= c->signalledAt_ + c->pages_) {
+        c->signalledAt_ = walPages; // once per pages_ of growth, not per commit
         {
             std::lock_guard lock(c->mu_);
             c->due_ = true;

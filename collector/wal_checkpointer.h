@@ -30,13 +30,18 @@ class WalCheckpointer
     WalCheckpointer &operator=(const WalCheckpointer &) = delete;
 
     struct Stats {
-        std::uint64_t done = 0, busy = 0, failed = 0;
+        // By the thread; by the writer itself (the log at kRestartFactor
+        // times the threshold); skipped because a lock was taken; failed.
+        std::uint64_t done = 0, byWriter = 0, busy = 0, failed = 0;
         std::string lastError;
     };
     Stats stats() const;
     // For tests: waits until at least `done` checkpoints have finished and
     // none is due or running, or for `timeoutMs`; true if so.
     bool waitForCheckpoints(std::uint64_t done, int timeoutMs) const;
+
+    // Past this many times the threshold, the writer checkpoints itself.
+    static constexpr int kRestartFactor = 4;
 
   private:
     WalCheckpointer(sqlite3 *writer, SqliteDb own, int pages);
@@ -46,6 +51,7 @@ class WalCheckpointer
     sqlite3 *writer_;
     SqliteDb db_; // used by the thread only
     int pages_;
+    int signalledAt_ = 0; // the log's length at the last signal (writer's thread only)
     mutable std::mutex mu_;
     mutable std::condition_variable wake_, finished_;
     bool due_ = false, running_ = false, stop_ = false;

@@ -71,3 +71,31 @@ TEST_CASE("a read-only store has no checkpointer", "[collector][store][checkpoin
     REQUIRE(r);
     CHECK(r->checkpointer() == nullptr);
 }
+
+TEST_CASE("under writes that never pause, the log still starts over",
+          "[collector][store][checkpoint]")
+{
+    TempDir dir;
+    const std::string db = dir.path() + "/c.db";
+    auto s = Store::open(db, StoreOptions{1000000, std::size_t{1} << 30, 50});
+    REQUIRE(s);
+    // 4,000 reports of ~4 KB back to back: ~20,000 log pages written. A
+    // checkpointing thread alone never lets the log start over while commits
+    // keep coming (it grew to 600 MB over 20,000 reports); with the writer
+    // finishing the job at 4× the threshold, it stays near that.
+    const std::string pad(4000, 'p');
+    for (std::uint64_t seq = 1; seq <= 4000; ++seq) {
+        protocol::ReportEnvelope r{
+            "aa", seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, {{"pad", pad}}, 0};
+        REQUIRE(s->addReport("vm1", r, static_cast<std::int64_t>(seq)));
+    }
+    auto pageSize = SqliteDb::open(db, false)->prepare("PRAGMA page_size");
+    REQUIRE(pageSize);
+    REQUIRE(pageSize->step() == SQLITE_ROW);
+    const auto bound = static_cast<std::uintmax_t>(WalCheckpointer::kRestartFactor + 1) * 1000 *
+                       static_cast<std::uintmax_t>(pageSize->columnInt(0) + 24);
+    CHECK(std::filesystem::file_size(db + "-wal") <= bound);
+    auto stats = s->checkpointer()->stats();
+    CHECK(stats.byWriter >= 1);
+    CHECK(stats.failed == 0);
+}
