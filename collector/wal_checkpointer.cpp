@@ -1,6 +1,5 @@
 #include "wal_checkpointer.h"
 
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <pthread.h>

@@ -14,11 +14,14 @@ namespace daxprobe::collector
 
 // Copies the write-ahead log back into the database in a thread of its own,
 // on a connection of its own. SQLite's default does it in the committing
-// thread, inside COMMIT, once the log passes 1,000 pages (every ~500 stored
-// reports): that commit's acks waited for it, and these waits were the
-// collector's ack p99 at a paced rate (bench/README.md, "ack latency").
-// Installed as the writer's WAL hook, which replaces SQLite's own
-// auto-checkpoint. PASSIVE: it never blocks the writer or a reader.
+// thread, inside COMMIT, each time the log passes 1,000 pages (every few
+// hundred stored reports): that commit's acks waited for it, and these waits
+// were the collector's ack p99 at a paced rate (bench/README.md, "the
+// checkpoint leaves the ack path"). Installed as the writer's WAL hook,
+// which replaces SQLite's own auto-checkpoint. The thread's checkpoints are
+// PASSIVE: they never block the writer or a reader. Only when the log
+// reaches kRestartFactor times the threshold (writes that never pause, so
+// the log never starts over) does the writer copy the rest itself.
 class WalCheckpointer
 {
   public:
