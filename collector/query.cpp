@@ -88,24 +88,58 @@ void appendJsonQuoted(std::string &out, std::string_view s)
     out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string jsonQuoted(std::string_view s)
-{
-    std::string out;
-    appendJsonQuoted(out, s);
-    return out;
-}
-
-void appendNumber(std::string &out, std::uint64_t n)
-{
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof(buf), n);
-    out.append(buf, r.ptr);
-}
-
 std::string_view rawOrNull(const std::string &text)
 {
     return text.empty() ? std::string_view("null") : std::string_view(text);
 }
+
+// One JSON object appended to `out`, a member at a time, in the order the
+// caller writes them (keys in nlohmann's sorted order, as a DOM dumps them):
+// no temporary string per member, which was most of `latest --json`'s own
+// time. Stored JSON text (reports, metrics, host facts) goes in as it is.
+class JsonMembers
+{
+  public:
+    explicit JsonMembers(std::string &out) : out_(out) { out_ += '{'; }
+    ~JsonMembers() { out_ += '}'; }
+    JsonMembers(const JsonMembers &) = delete;
+    JsonMembers &operator=(const JsonMembers &) = delete;
+
+    JsonMembers &string(std::string_view key, std::string_view v)
+    {
+        appendJsonQuoted(member(key), v);
+        return *this;
+    }
+    JsonMembers &number(std::string_view key, std::uint64_t n)
+    {
+        char buf[24];
+        auto r = std::to_chars(buf, buf + sizeof(buf), n);
+        member(key).append(buf, r.ptr);
+        return *this;
+    }
+    JsonMembers &time(std::string_view key, std::int64_t t)
+    {
+        appendIsoTime(member(key) += '"', t); // ASCII: nothing to escape
+        out_ += '"';
+        return *this;
+    }
+    JsonMembers &raw(std::string_view key, std::string_view json)
+    {
+        member(key) += json;
+        return *this;
+    }
+
+  private:
+    std::string &member(std::string_view key)
+    {
+        out_ += first_ ? "\"" : ", \"";
+        first_ = false;
+        out_ += key; // the renderers' own ASCII keys
+        return out_ += "\": ";
+    }
+    std::string &out_;
+    bool first_ = true;
+};
 
 } // namespace
 
@@ -154,36 +188,21 @@ void LatestRenderer::add(const VmState &v)
         ++count_;
         return;
     }
-    // Appended piece by piece, keys in nlohmann's (sorted) order: a
-    // temporary string per field was most of `latest --json`'s own time.
     out_ += count_++ ? ",\n    " : "\n    ";
-    out_ += "{\"agent_dropped_reports\": ";
-    appendNumber(out_, v.droppedReports);
-    out_ += ", \"agent_version\": ";
-    appendJsonQuoted(out_, v.agentVersion);
-    out_ += ", \"host\": ";
-    out_ += rawOrNull(v.hostFactsText);
-    out_ += ", \"hostname\": ";
-    appendJsonQuoted(out_, v.hostname);
-    out_ += ", \"last_report\": \"";
-    appendIsoTime(out_, v.lastReportAt);
-    out_ += "\", \"last_seen\": \"";
-    appendIsoTime(out_, v.lastSeenAt);
-    out_ += "\", \"machine_id\": ";
-    appendJsonQuoted(out_, v.machineId);
-    out_ += ", \"reports_stored\": ";
-    appendNumber(out_, v.reportCount);
-    out_ += ", \"seq\": ";
-    appendNumber(out_, v.seq);
-    out_ += ", \"socket\": ";
-    appendJsonQuoted(out_, v.socket);
-    out_ += ", \"stream\": ";
-    appendJsonQuoted(out_, v.stream);
-    out_ += ", \"verdict\": ";
-    appendJsonQuoted(out_, v.verdict);
-    out_ += ", \"vm\": ";
-    appendJsonQuoted(out_, v.vm);
-    out_ += '}';
+    JsonMembers(out_)
+        .number("agent_dropped_reports", v.droppedReports)
+        .string("agent_version", v.agentVersion)
+        .raw("host", rawOrNull(v.hostFactsText))
+        .string("hostname", v.hostname)
+        .time("last_report", v.lastReportAt)
+        .time("last_seen", v.lastSeenAt)
+        .string("machine_id", v.machineId)
+        .number("reports_stored", v.reportCount)
+        .number("seq", v.seq)
+        .string("socket", v.socket)
+        .string("stream", v.stream)
+        .string("verdict", v.verdict)
+        .string("vm", v.vm);
 }
 
 void LatestRenderer::finish()
@@ -219,20 +238,23 @@ std::string latestTable(const std::vector<VmState> &vms)
 
 std::string historyJson(const std::string &vm, const std::vector<StoredReport> &reports)
 {
-    auto str = [](const std::string &v) { return jsonQuoted(v); };
-    auto raw = [](const std::string &text) { return rawOrNull(text); };
     std::string out = "{\n  \"reports\": [";
     for (std::size_t i = 0; i < reports.size(); ++i) {
         const auto &r = reports[i];
         out += i ? ",\n    " : "\n    ";
-        out += fmt::format("{{\"metrics\": {}, \"reason\": {}, \"received\": {}, \"report\": {}, "
-                           "\"seq\": {}, \"stream\": {}, \"verdict\": {}}}",
-                           raw(r.metricsText), str(r.reason), str(isoTime(r.receivedAt)),
-                           raw(r.reportText), r.seq, str(r.stream), str(r.verdict));
+        JsonMembers(out)
+            .raw("metrics", rawOrNull(r.metricsText))
+            .string("reason", r.reason)
+            .time("received", r.receivedAt)
+            .raw("report", rawOrNull(r.reportText))
+            .number("seq", r.seq)
+            .string("stream", r.stream)
+            .string("verdict", r.verdict);
     }
     out += reports.empty() ? "],\n" : "\n  ],\n";
-    out +=
-        fmt::format("  \"schema\": \"daxprobe.collector.history/1\",\n  \"vm\": {}\n}}\n", str(vm));
+    out += "  \"schema\": \"daxprobe.collector.history/1\",\n  \"vm\": ";
+    appendJsonQuoted(out, vm);
+    out += "\n}\n";
     return out;
 }
 

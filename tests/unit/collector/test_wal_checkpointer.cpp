@@ -26,6 +26,18 @@ std::int64_t rowsInDatabaseFile(const std::string &db, const std::string &scratc
     return count->columnInt(0);
 }
 
+// `count` reports of ~4 KB into vm1, one commit each (a log page or more
+// per report).
+void addPaddedReports(Store &s, std::uint64_t count)
+{
+    const std::string pad(4000, 'p');
+    for (std::uint64_t seq = 1; seq <= count; ++seq) {
+        protocol::ReportEnvelope r{
+            "aa", seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, {{"pad", pad}}, 0};
+        REQUIRE(s.addReport("vm1", r, static_cast<std::int64_t>(seq)));
+    }
+}
+
 } // namespace
 
 TEST_CASE("the write-ahead log reaches the database file through the checkpointer's thread",
@@ -40,12 +52,7 @@ TEST_CASE("the write-ahead log reaches the database file through the checkpointe
 
     // 600 reports of ~4 KB, one commit each: several thousand log pages,
     // past the 1,000 that make a checkpoint due.
-    const std::string pad(4000, 'p');
-    for (std::uint64_t seq = 1; seq <= 600; ++seq) {
-        protocol::ReportEnvelope r{
-            "aa", seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, {{"pad", pad}}, 0};
-        REQUIRE(s->addReport("vm1", r, static_cast<std::int64_t>(seq)));
-    }
+    addPaddedReports(*s, 600);
     // The committing thread only signals; the checkpoint is the thread's.
     REQUIRE(s->checkpointer()->waitForCheckpoints(1, 10000));
     auto stats = s->checkpointer()->stats();
@@ -83,12 +90,7 @@ TEST_CASE("under writes that never pause, the log still starts over",
     // checkpointing thread alone never lets the log start over while commits
     // keep coming (it grew to 600 MB over 20,000 reports); with the writer
     // finishing the job at 4× the threshold, it stays near that.
-    const std::string pad(4000, 'p');
-    for (std::uint64_t seq = 1; seq <= 4000; ++seq) {
-        protocol::ReportEnvelope r{
-            "aa", seq, "interval", {{"verdict", {{"code", "dax_verified"}}}}, {{"pad", pad}}, 0};
-        REQUIRE(s->addReport("vm1", r, static_cast<std::int64_t>(seq)));
-    }
+    addPaddedReports(*s, 4000);
     auto pageSize = SqliteDb::open(db, false)->prepare("PRAGMA page_size");
     REQUIRE(pageSize);
     REQUIRE(pageSize->step() == SQLITE_ROW);
