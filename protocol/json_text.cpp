@@ -1,7 +1,6 @@
 // The readers of validated JSON text: members, elements, scalars.
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 
 #include "json_chars.h"
 #include "json_text.h"
