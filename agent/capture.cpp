@@ -1,4 +1,4 @@
-#include "capture.h"
+#include "agent/capture.h"
 
 #include <cerrno>
 #include <filesystem>

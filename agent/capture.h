@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "result.h"
+#include "base/result.h"
 
 namespace daxprobe
 {

@@ -1,17 +1,17 @@
-#include "check_runner.h"
+#include "agent/check_runner.h"
 
 #include <exception>
 #include <vector>
 
-#include "capture.h"
-#include "gather.h"
-#include "live_json.h"
-#include "meminfo.h"
-#include "report_json.h"
-#include "report_text.h"
-#include "root_facts.h"
-#include "verdict.h"
-#include "vmstat.h"
+#include "agent/capture.h"
+#include "agent/report_json.h"
+#include "agent/report_text.h"
+#include "probes/gather.h"
+#include "probes/live_json.h"
+#include "probes/meminfo.h"
+#include "probes/root_facts.h"
+#include "probes/verdict.h"
+#include "probes/vmstat.h"
 
 namespace daxprobe
 {

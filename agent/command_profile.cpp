@@ -1,4 +1,4 @@
-#include "command_profile.h"
+#include "agent/command_profile.h"
 
 #include <cerrno>
 #include <csignal>
@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dax_evidence.h"
-#include "unique_fd.h"
+#include "base/unique_fd.h"
+#include "probes/dax_evidence.h"
 
 namespace daxprobe
 {

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "fault_counters.h"
-#include "footprint.h"
-#include "meminfo.h"
-#include "residency.h"
-#include "root.h"
-#include "vmstat.h"
+#include "base/root.h"
+#include "probes/fault_counters.h"
+#include "probes/footprint.h"
+#include "probes/meminfo.h"
+#include "probes/residency.h"
+#include "probes/vmstat.h"
 
 namespace daxprobe
 {

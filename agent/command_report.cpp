@@ -1,13 +1,13 @@
-#include "command_report.h"
+#include "agent/command_report.h"
 
 #include <cstring>
 
 #include <fmt/format.h>
 
-#include "json_fields.h"
+#include "agent/json_fields.h"
 #include <fmt/ranges.h>
 
-#include "footprint.h"
+#include "probes/footprint.h"
 
 namespace daxprobe
 {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "command_profile.h"
+#include "agent/command_profile.h"
 
 namespace daxprobe
 {

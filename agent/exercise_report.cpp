@@ -1,8 +1,8 @@
-#include "exercise_report.h"
+#include "agent/exercise_report.h"
 
 #include <fmt/format.h>
 
-#include "json_fields.h"
+#include "agent/json_fields.h"
 
 namespace daxprobe
 {

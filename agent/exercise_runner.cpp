@@ -1,4 +1,4 @@
-#include "exercise_runner.h"
+#include "agent/exercise_runner.h"
 
 #include <cerrno>
 #include <csignal>
@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "dax_evidence.h"
-#include "unique_fd.h"
-#include "unique_mapping.h"
+#include "base/unique_fd.h"
+#include "base/unique_mapping.h"
+#include "probes/dax_evidence.h"
 
 namespace daxprobe
 {

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "fault_counters.h"
-#include "footprint.h"
-#include "residency.h"
-#include "root.h"
+#include "base/root.h"
+#include "probes/fault_counters.h"
+#include "probes/footprint.h"
+#include "probes/residency.h"
 
 namespace daxprobe
 {

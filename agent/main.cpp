@@ -5,12 +5,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "agent_cli.h"
-#include "check_runner.h"
-#include "command_report.h"
-#include "exercise_report.h"
-#include "profile_runner.h"
-#include "version.h"
+#include "agent/check_runner.h"
+#include "agent/command_report.h"
+#include "agent/daemon/agent_cli.h"
+#include "agent/exercise_report.h"
+#include "agent/profile_runner.h"
+#include "base/version.h"
 
 using namespace daxprobe;
 

@@ -1,9 +1,9 @@
-#include "profile_runner.h"
+#include "agent/profile_runner.h"
 
 #include <fmt/format.h>
 
-#include "fault_profile.h"
-#include "profile_verdict.h"
+#include "probes/fault_profile.h"
+#include "probes/profile_verdict.h"
 
 namespace daxprobe
 {

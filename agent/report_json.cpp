@@ -1,7 +1,7 @@
-#include "report_json.h"
+#include "agent/report_json.h"
 
-#include "mountinfo.h"
-#include "virtio_pmem.h"
+#include "probes/mountinfo.h"
+#include "probes/virtio_pmem.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"

@@ -1,9 +1,9 @@
-#include "report_text.h"
+#include "agent/report_text.h"
 
 #include <fmt/format.h>
 
-#include "text_util.h"
-#include "virtio_pmem.h"
+#include "probes/text_util.h"
+#include "probes/virtio_pmem.h"
 
 namespace daxprobe
 {

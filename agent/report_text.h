@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "facts.h"
-#include "verdict.h"
+#include "probes/facts.h"
+#include "probes/verdict.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "beneath.h"
+#include "base/beneath.h"
 
 #include <atomic>
 #include <cerrno>

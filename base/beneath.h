@@ -2,8 +2,8 @@
 
 #include <string_view>
 
-#include "result.h"
-#include "unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "logging.h"
+#include "base/logging.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "result.h"
+#include "base/result.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "root.h"
+#include "base/root.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "beneath.h"
+#include "base/beneath.h"
 
 namespace daxprobe
 {

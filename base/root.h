@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "result.h"
-#include "unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace daxprobe
 {

@@ -1,6 +1,6 @@
-#include "version.h"
+#include "base/version.h"
 
-#include "version_vcs.h"
+#include "base/version_vcs.h"
 
 namespace daxprobe
 {

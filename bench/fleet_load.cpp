@@ -27,10 +27,10 @@
 
 #include <fmt/format.h>
 
-#include "line_decoder.h"
-#include "message.h"
-#include "schema.h"
-#include "unique_fd.h"
+#include "base/unique_fd.h"
+#include "protocol/line_decoder.h"
+#include "protocol/message.h"
+#include "protocol/schema.h"
 
 using namespace daxprobe;
 using Clock = std::chrono::steady_clock;

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "store.h"
+#include "collector/store.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

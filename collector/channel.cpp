@@ -1,4 +1,4 @@
-#include "channel.h"
+#include "collector/channel.h"
 
 #include <cerrno>
 #include <sys/epoll.h>
@@ -13,7 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "report_policy.h"
+#include "collector/report_policy.h"
 
 namespace daxprobe::collector
 {

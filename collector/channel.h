@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "ingest.h"
-#include "metrics.h"
-#include "options.h"
-#include "store.h"
-#include "unique_fd.h"
+#include "base/unique_fd.h"
+#include "collector/ingest.h"
+#include "collector/metrics.h"
+#include "collector/options.h"
+#include "collector/store.h"
 
 namespace daxprobe::collector
 {

@@ -1,4 +1,4 @@
-#include "collector.h"
+#include "collector/collector.h"
 
 #include <cerrno>
 #include <csignal>
@@ -16,9 +16,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "discovery.h"
-#include "host_facts.h"
-#include "report_policy.h"
+#include "collector/discovery.h"
+#include "collector/host_facts.h"
+#include "collector/report_policy.h"
 
 namespace daxprobe::collector
 {

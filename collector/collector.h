@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "channel.h"
-#include "metrics.h"
-#include "metrics_server.h"
-#include "options.h"
-#include "store.h"
-#include "unique_fd.h"
+#include "base/unique_fd.h"
+#include "collector/channel.h"
+#include "collector/metrics.h"
+#include "collector/metrics_server.h"
+#include "collector/options.h"
+#include "collector/store.h"
 
 namespace daxprobe::collector
 {

@@ -7,8 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "collector.h"
-#include "discovery.h"
+#include "collector/collector.h"
+#include "collector/discovery.h"
 
 namespace daxprobe::collector
 {

@@ -1,4 +1,4 @@
-#include "discovery.h"
+#include "collector/discovery.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace daxprobe::collector
 {

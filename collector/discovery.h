@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "options.h"
-#include "root.h"
+#include "base/root.h"
+#include "collector/options.h"
 
 namespace daxprobe::collector
 {

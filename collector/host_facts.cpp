@@ -1,4 +1,4 @@
-#include "host_facts.h"
+#include "collector/host_facts.h"
 
 #include <cstdlib>
 #include <map>

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "result.h"
-#include "root.h"
+#include "base/result.h"
+#include "base/root.h"
 
 namespace daxprobe::collector
 {

@@ -1,4 +1,4 @@
-#include "ingest.h"
+#include "collector/ingest.h"
 
 #include <algorithm>
 

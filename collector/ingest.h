@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "line_decoder.h"
-#include "message.h"
-#include "schema.h"
+#include "protocol/line_decoder.h"
+#include "protocol/message.h"
+#include "protocol/schema.h"
 
 namespace daxprobe::collector
 {

@@ -11,10 +11,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "query.h"
-#include "run_options.h"
-#include "store.h"
-#include "version.h"
+#include "base/version.h"
+#include "collector/query.h"
+#include "collector/run_options.h"
+#include "collector/store.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

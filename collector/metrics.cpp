@@ -1,9 +1,9 @@
-#include "metrics.h"
+#include "collector/metrics.h"
 
 #include <fmt/format.h>
 
-#include "store.h"
-#include "version.h"
+#include "base/version.h"
+#include "collector/store.h"
 
 namespace daxprobe::collector
 {

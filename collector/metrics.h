@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "host_facts.h"
-#include "schema.h"
+#include "collector/host_facts.h"
+#include "protocol/schema.h"
 
 namespace daxprobe::collector
 {

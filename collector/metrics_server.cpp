@@ -1,4 +1,4 @@
-#include "metrics_server.h"
+#include "collector/metrics_server.h"
 
 #include <arpa/inet.h>
 #include <cerrno>

@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "metrics.h"
-#include "result.h"
-#include "unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "collector/metrics.h"
 
 namespace daxprobe::collector
 {

@@ -1,10 +1,10 @@
-#include "options.h"
+#include "collector/options.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <sstream>
 
-#include "root.h"
+#include "base/root.h"
 
 namespace daxprobe::collector
 {

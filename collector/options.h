@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "ingest.h"
-#include "result.h"
+#include "base/result.h"
+#include "collector/ingest.h"
 
 namespace daxprobe::collector
 {

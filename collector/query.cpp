@@ -1,4 +1,4 @@
-#include "query.h"
+#include "collector/query.h"
 
 #include <algorithm>
 #include <charconv>

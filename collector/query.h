@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "store.h"
+#include "collector/store.h"
 
 namespace daxprobe::collector
 {

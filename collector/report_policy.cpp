@@ -1,4 +1,4 @@
-#include "report_policy.h"
+#include "collector/report_policy.h"
 
 #include <set>
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "metrics.h"
-#include "schema.h"
-#include "store.h"
+#include "collector/metrics.h"
+#include "collector/store.h"
+#include "protocol/schema.h"
 
 namespace daxprobe::collector
 {

@@ -7,10 +7,10 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include "collector.h"
-#include "logging.h"
-#include "run_options.h"
-#include "version.h"
+#include "base/logging.h"
+#include "base/version.h"
+#include "collector/collector.h"
+#include "collector/run_options.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

@@ -1,4 +1,4 @@
-#include "run_options.h"
+#include "collector/run_options.h"
 
 namespace daxprobe::collector
 {

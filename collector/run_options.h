@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "options.h"
+#include "collector/options.h"
 
 namespace daxprobe::collector
 {

@@ -1,4 +1,4 @@
-#include "sqlite_db.h"
+#include "collector/sqlite_db.h"
 
 #include <cerrno>
 

@@ -6,7 +6,7 @@
 
 #include <sqlite3.h>
 
-#include "result.h"
+#include "base/result.h"
 
 namespace daxprobe::collector
 {

@@ -1,9 +1,9 @@
-#include "store.h"
+#include "collector/store.h"
 
 #include <cerrno>
 #include <cstdlib>
 
-#include "store_statements.h"
+#include "collector/store_statements.h"
 
 namespace daxprobe::collector
 {

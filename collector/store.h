@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema.h"
-#include "sqlite_db.h"
-#include "wal_checkpointer.h"
+#include "collector/sqlite_db.h"
+#include "collector/wal_checkpointer.h"
+#include "protocol/schema.h"
 
 namespace daxprobe::collector
 {

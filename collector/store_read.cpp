@@ -2,7 +2,7 @@
 // connections use only these, so they prepare per call (once per process).
 #include <cerrno>
 
-#include "store.h"
+#include "collector/store.h"
 
 namespace daxprobe::collector
 {

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "sqlite_db.h"
-#include "store.h"
+#include "collector/sqlite_db.h"
+#include "collector/store.h"
 
 namespace daxprobe::collector
 {

@@ -1,4 +1,4 @@
-#include "wal_checkpointer.h"
+#include "collector/wal_checkpointer.h"
 
 #include <chrono>
 #include <csignal>

@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "sqlite_db.h"
+#include "collector/sqlite_db.h"
 
 namespace daxprobe::collector
 {

@@ -1,6 +1,6 @@
-#include "blockdev.h"
+#include "probes/blockdev.h"
 
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

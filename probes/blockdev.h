@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "root.h"
+#include "base/root.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "dax_evidence.h"
+#include "probes/dax_evidence.h"
 
 #include <cerrno>
 #include <deque>

@@ -1,4 +1,4 @@
-#include "facts.h"
+#include "probes/facts.h"
 
 namespace daxprobe
 {

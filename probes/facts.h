@@ -7,14 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dax_evidence.h"
-#include "fault_sources.h"
-#include "kmsg.h"
-#include "meminfo.h"
-#include "mountinfo.h"
-#include "nfit.h"
-#include "residency.h"
-#include "topology.h"
+#include "probes/dax_evidence.h"
+#include "probes/fault_sources.h"
+#include "probes/kmsg.h"
+#include "probes/meminfo.h"
+#include "probes/mountinfo.h"
+#include "probes/nfit.h"
+#include "probes/residency.h"
+#include "probes/topology.h"
 
 namespace daxprobe
 {

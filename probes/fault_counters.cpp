@@ -1,4 +1,4 @@
-#include "fault_counters.h"
+#include "probes/fault_counters.h"
 
 #include <cerrno>
 #include <linux/perf_event.h>

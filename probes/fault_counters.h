@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "fault_sources.h"
-#include "root.h"
-#include "unique_fd.h"
+#include "base/root.h"
+#include "base/unique_fd.h"
+#include "probes/fault_sources.h"
 
 namespace daxprobe
 {

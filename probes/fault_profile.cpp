@@ -1,4 +1,4 @@
-#include "fault_profile.h"
+#include "probes/fault_profile.h"
 
 #include <cerrno>
 #include <chrono>
@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dax_evidence.h"
-#include "result.h"
-#include "unique_fd.h"
-#include "unique_mapping.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
+#include "base/unique_mapping.h"
+#include "probes/dax_evidence.h"
 
 namespace daxprobe
 {

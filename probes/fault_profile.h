@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
-#include "fault_counters.h"
-#include "residency.h"
-#include "root.h"
+#include "base/root.h"
+#include "probes/fault_counters.h"
+#include "probes/residency.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "fault_sources.h"
+#include "probes/fault_sources.h"
 
 #include <cerrno>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

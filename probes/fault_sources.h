@@ -6,10 +6,10 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "result.h"
-#include "root.h"
-#include "unique_fd.h"
-#include "vmstat.h"
+#include "base/result.h"
+#include "base/root.h"
+#include "base/unique_fd.h"
+#include "probes/vmstat.h"
 
 namespace daxprobe
 {

@@ -1,11 +1,11 @@
-#include "footprint.h"
+#include "probes/footprint.h"
 
 #include <cerrno>
 #include <sys/wait.h>
 
 #include <fmt/format.h>
 
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

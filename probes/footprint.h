@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "meminfo.h"
-#include "result.h"
-#include "vmstat.h"
+#include "base/result.h"
+#include "probes/meminfo.h"
+#include "probes/vmstat.h"
 
 namespace daxprobe
 {

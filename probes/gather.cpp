@@ -1,9 +1,9 @@
-#include "gather.h"
+#include "probes/gather.h"
 
-#include "dax_evidence.h"
+#include "probes/dax_evidence.h"
+#include "probes/root_facts.h"
 #include "probes/sysfs_topology.h"
-#include "root_facts.h"
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "facts.h"
-#include "root.h"
+#include "base/root.h"
+#include "probes/facts.h"
 
 namespace daxprobe
 {

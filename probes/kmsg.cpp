@@ -1,4 +1,4 @@
-#include "kmsg.h"
+#include "probes/kmsg.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mount_history.h"
-#include "text_util.h"
+#include "probes/mount_history.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "root.h"
+#include "base/root.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "live_json.h"
+#include "probes/live_json.h"
 
 #include <map>
 #include <string>

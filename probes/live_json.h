@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "result.h"
+#include "base/result.h"
 
 namespace daxprobe
 {

@@ -1,8 +1,8 @@
-#include "meminfo.h"
+#include "probes/meminfo.h"
 
 #include <cerrno>
 
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "mount_history.h"
+#include "probes/mount_history.h"
 
 #include <algorithm>
 #include <cctype>

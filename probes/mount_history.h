@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kmsg.h"
+#include "probes/kmsg.h"
 
 namespace daxprobe
 {

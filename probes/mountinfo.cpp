@@ -1,8 +1,8 @@
-#include "mountinfo.h"
+#include "probes/mountinfo.h"
 
 #include <cerrno>
 
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

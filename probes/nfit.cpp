@@ -1,4 +1,4 @@
-#include "nfit.h"
+#include "probes/nfit.h"
 
 #include <array>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "profile_verdict.h"
+#include "probes/profile_verdict.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "fault_profile.h"
+#include "probes/fault_profile.h"
 
 namespace daxprobe
 {

@@ -1,8 +1,8 @@
-#include "remedies.h"
+#include "probes/remedies.h"
 
 #include <fmt/format.h>
 
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "mountinfo.h"
-#include "topology.h"
+#include "probes/mountinfo.h"
+#include "probes/topology.h"
 
 namespace daxprobe
 {

@@ -1,6 +1,6 @@
-#include "residency.h"
+#include "probes/residency.h"
 
-#include "root.h"
+#include "base/root.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 
 #include <vector>
 
-#include "result.h"
-#include "unique_fd.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace daxprobe
 {

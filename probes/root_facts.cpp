@@ -1,9 +1,9 @@
-#include "root_facts.h"
+#include "probes/root_facts.h"
 
 #include <set>
 
-#include "blockdev.h"
-#include "text_util.h"
+#include "probes/blockdev.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "facts.h"
-#include "root.h"
+#include "base/root.h"
+#include "probes/facts.h"
 
 namespace daxprobe
 {

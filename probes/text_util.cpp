@@ -1,4 +1,4 @@
-#include "text_util.h"
+#include "probes/text_util.h"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "topology.h"
+#include "probes/topology.h"
 
 namespace daxprobe
 {

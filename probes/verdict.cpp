@@ -1,11 +1,11 @@
-#include "verdict.h"
+#include "probes/verdict.h"
 
 #include <fmt/format.h>
 
-#include "remedies.h"
-#include "root_facts.h"
-#include "text_util.h"
-#include "virtio_pmem.h"
+#include "probes/remedies.h"
+#include "probes/root_facts.h"
+#include "probes/text_util.h"
+#include "probes/virtio_pmem.h"
 
 namespace daxprobe
 {

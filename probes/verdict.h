@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "facts.h"
-#include "mount_history.h"
+#include "probes/facts.h"
+#include "probes/mount_history.h"
 
 namespace daxprobe
 {

@@ -4,9 +4,9 @@
 // cache": the report says which examined files are which.
 #include <fmt/format.h>
 
-#include "remedies.h"
-#include "verdict.h"
-#include "virtio_pmem.h"
+#include "probes/remedies.h"
+#include "probes/verdict.h"
+#include "probes/virtio_pmem.h"
 
 namespace daxprobe
 {

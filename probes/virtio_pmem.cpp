@@ -1,4 +1,4 @@
-#include "virtio_pmem.h"
+#include "probes/virtio_pmem.h"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "topology.h"
+#include "probes/topology.h"
 
 namespace daxprobe
 {

@@ -1,8 +1,8 @@
-#include "vmstat.h"
+#include "probes/vmstat.h"
 
 #include <cerrno>
 
-#include "text_util.h"
+#include "probes/text_util.h"
 
 namespace daxprobe
 {

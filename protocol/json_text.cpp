@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "json_chars.h"
-#include "json_text.h"
+#include "protocol/json_chars.h"
+#include "protocol/json_text.h"
 
 namespace daxprobe::protocol
 {

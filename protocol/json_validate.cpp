@@ -6,8 +6,8 @@
 #include <locale.h>
 #include <string>
 
-#include "json_chars.h"
-#include "json_text.h"
+#include "protocol/json_chars.h"
+#include "protocol/json_text.h"
 
 namespace daxprobe::protocol
 {

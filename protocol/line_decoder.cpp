@@ -1,8 +1,8 @@
-#include "line_decoder.h"
+#include "protocol/line_decoder.h"
 
 #include <cstring>
 
-#include "protocol_limits.h"
+#include "protocol/protocol_limits.h"
 
 namespace daxprobe::protocol
 {

@@ -1,4 +1,4 @@
-#include "message.h"
+#include "protocol/message.h"
 
 #include <cerrno>
 #include <ctime>

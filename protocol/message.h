@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "protocol_limits.h"
-#include "result.h"
+#include "base/result.h"
+#include "protocol/protocol_limits.h"
 
 namespace daxprobe::protocol
 {

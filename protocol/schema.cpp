@@ -1,9 +1,9 @@
-#include "schema.h"
+#include "protocol/schema.h"
 
 #include <array>
 #include <cerrno>
 
-#include "json_text.h"
+#include "protocol/json_text.h"
 
 namespace daxprobe::protocol
 {

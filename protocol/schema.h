@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "message.h"
+#include "protocol/message.h"
 
 namespace daxprobe::protocol
 {

@@ -1,14 +1,14 @@
-#include "agent_cli.h"
+#include "agent/daemon/agent_cli.h"
 
 #include <memory>
 
 #include <spdlog/spdlog.h>
 
-#include "check_runner.h"
-#include "daemon_port.h"
-#include "fault_sources.h"
-#include "kmsg.h"
-#include "logging.h"
+#include "agent/check_runner.h"
+#include "agent/daemon/daemon_port.h"
+#include "base/logging.h"
+#include "probes/fault_sources.h"
+#include "probes/kmsg.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"

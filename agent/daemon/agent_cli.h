@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "daemon.h"
+#include "agent/daemon/daemon.h"
 
 namespace daxprobe
 {

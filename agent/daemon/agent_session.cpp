@@ -1,8 +1,8 @@
-#include "agent_session.h"
+#include "agent/daemon/agent_session.h"
 
 #include <exception>
 
-#include "command_scan.h"
+#include "agent/daemon/command_scan.h"
 
 namespace daxprobe
 {

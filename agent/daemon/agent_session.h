@@ -7,10 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "line_decoder.h"
-#include "message.h"
-#include "report_queue.h"
-#include "schema.h"
+#include "agent/daemon/report_queue.h"
+#include "protocol/line_decoder.h"
+#include "protocol/message.h"
+#include "protocol/schema.h"
 
 namespace daxprobe
 {

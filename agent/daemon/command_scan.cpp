@@ -1,4 +1,4 @@
-#include "command_scan.h"
+#include "agent/daemon/command_scan.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "daemon.h"
+#include "agent/daemon/daemon.h"
 
 #include <cerrno>
 #include <csignal>
@@ -16,7 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon_port.h"
+#include "agent/daemon/daemon_port.h"
 
 namespace daxprobe
 {

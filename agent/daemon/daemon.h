@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "agent_session.h"
-#include "result.h"
-#include "unique_fd.h"
+#include "agent/daemon/agent_session.h"
+#include "base/result.h"
+#include "base/unique_fd.h"
 
 namespace daxprobe
 {

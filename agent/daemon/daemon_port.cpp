@@ -1,4 +1,4 @@
-#include "daemon_port.h"
+#include "agent/daemon/daemon_port.h"
 
 #include <cerrno>
 #include <sys/random.h>

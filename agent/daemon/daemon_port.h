@@ -3,9 +3,9 @@
 #include <string>
 #include <string_view>
 
-#include "result.h"
-#include "root.h"
-#include "schema.h"
+#include "base/result.h"
+#include "base/root.h"
+#include "protocol/schema.h"
 
 namespace daxprobe
 {

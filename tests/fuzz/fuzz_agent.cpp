@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "agent_session.h"
-#include "command_scan.h"
-#include "message.h"
+#include "agent/daemon/agent_session.h"
+#include "agent/daemon/command_scan.h"
+#include "protocol/message.h"
 
 using namespace daxprobe;
 

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "json_text.h"
-#include "line_decoder.h"
-#include "message.h"
-#include "schema.h"
+#include "protocol/json_text.h"
+#include "protocol/line_decoder.h"
+#include "protocol/message.h"
+#include "protocol/schema.h"
 
 using namespace daxprobe::protocol;
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "ingest.h"
-#include "store.h"
+#include "collector/ingest.h"
+#include "collector/store.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

@@ -12,19 +12,19 @@
 // The unit suite replays every corpus file through fuzzKernelText()
 // (tests/unit/probes/test_fuzz_corpus.cpp), so a crash reproducer saved
 // under tests/fuzz/corpus/ is a unit test from then on.
-#include "fuzz_kernel_text.h"
+#include "tests/fuzz/fuzz_kernel_text.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "kmsg.h"
-#include "meminfo.h"
-#include "mountinfo.h"
-#include "nfit.h"
-#include "text_util.h"
-#include "vmstat.h"
+#include "probes/kmsg.h"
+#include "probes/meminfo.h"
+#include "probes/mountinfo.h"
+#include "probes/nfit.h"
+#include "probes/text_util.h"
+#include "probes/vmstat.h"
 
 namespace daxprobe
 {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "collector.h"
-#include "daemon.h"
-#include "tmpdir.h"
+#include "agent/daemon/daemon.h"
+#include "collector/collector.h"
+#include "tests/unit/collector/tmpdir.h"
 
 namespace itest
 {

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "agent_session.h"
+#include "agent/daemon/agent_session.h"
 
 using namespace daxprobe;
 using nlohmann::json;

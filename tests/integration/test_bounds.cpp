@@ -12,7 +12,7 @@
 
 #include <httplib.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 using namespace itest;
 

@@ -2,9 +2,9 @@
 // parser reads, and its replies must be the bytes the general encoder prints.
 #include <catch2/catch.hpp>
 
-#include "agent_session.h"
-#include "command_scan.h"
-#include "message.h"
+#include "agent/daemon/agent_session.h"
+#include "agent/daemon/command_scan.h"
+#include "protocol/message.h"
 
 using namespace daxprobe;
 using nlohmann::json;

@@ -12,8 +12,8 @@
 
 #include <string>
 
-#include "daemon.h"
-#include "unique_fd.h"
+#include "agent/daemon/daemon.h"
+#include "base/unique_fd.h"
 
 using namespace daxprobe;
 using nlohmann::json;

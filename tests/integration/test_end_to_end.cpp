@@ -5,7 +5,7 @@
 
 #include <httplib.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 using namespace itest;
 

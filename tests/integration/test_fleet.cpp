@@ -3,7 +3,7 @@
 // after it, the guest limit, and acks' answers free of a guest's rate.
 #include <catch2/catch.hpp>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 using namespace itest;
 

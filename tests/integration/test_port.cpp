@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon_port.h"
-#include "tmpdir.h"
+#include "agent/daemon/daemon_port.h"
+#include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

@@ -3,11 +3,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent_session.h"
-#include "ingest.h"
-#include "store.h"
-#include "tmpdir.h"
-#include "unique_fd.h"
+#include "agent/daemon/agent_session.h"
+#include "base/unique_fd.h"
+#include "collector/ingest.h"
+#include "collector/store.h"
+#include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

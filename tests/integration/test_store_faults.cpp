@@ -14,7 +14,7 @@
 
 #include <set>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 using namespace itest;
 

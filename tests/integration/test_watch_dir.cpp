@@ -9,7 +9,7 @@
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 using namespace itest;
 

@@ -3,7 +3,7 @@
 // program on a pipe named as its journal stream).
 #include <catch2/catch.hpp>
 
-#include "logging.h"
+#include "base/logging.h"
 
 using daxprobe::isJournalStream;
 

@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "discovery.h"
-#include "tmpdir.h"
-#include "unique_fd.h"
+#include "base/unique_fd.h"
+#include "collector/discovery.h"
+#include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "host_facts.h"
+#include "collector/host_facts.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

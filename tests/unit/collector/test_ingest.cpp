@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "ingest.h"
+#include "collector/ingest.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

@@ -2,9 +2,9 @@
 
 #include <fstream>
 
-#include "metrics.h"
-#include "options.h"
-#include "tmpdir.h"
+#include "collector/metrics.h"
+#include "collector/options.h"
+#include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

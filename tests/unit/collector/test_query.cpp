@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "query.h"
+#include "collector/query.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

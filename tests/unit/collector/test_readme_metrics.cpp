@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "metrics.h"
+#include "collector/metrics.h"
 
 using namespace daxprobe::collector;
 

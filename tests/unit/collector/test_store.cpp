@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "store.h"
-#include "tmpdir.h"
+#include "collector/store.h"
+#include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

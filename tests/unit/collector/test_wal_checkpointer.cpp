@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "store.h"
-#include "tmpdir.h"
+#include "collector/store.h"
+#include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe;
 using namespace daxprobe::collector;

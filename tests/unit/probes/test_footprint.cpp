@@ -3,7 +3,7 @@
 #include <csignal>
 #include <sys/wait.h>
 
-#include "footprint.h"
+#include "probes/footprint.h"
 
 using namespace daxprobe;
 

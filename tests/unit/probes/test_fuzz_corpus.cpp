@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "fuzz_kernel_text.h"
-#include "isolated.h"
+#include "tests/fuzz/fuzz_kernel_text.h"
+#include "tests/unit/probes/isolated.h"
 
 using daxprobe::KernelTextParser;
 namespace fs = std::filesystem;

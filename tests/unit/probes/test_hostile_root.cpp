@@ -11,12 +11,12 @@
 
 #include <fmt/format.h>
 
-#include "beneath.h"
-#include "facts.h"
-#include "isolated.h"
-#include "root.h"
-#include "root_facts.h"
-#include "verdict.h"
+#include "base/beneath.h"
+#include "base/root.h"
+#include "probes/facts.h"
+#include "probes/root_facts.h"
+#include "probes/verdict.h"
+#include "tests/unit/probes/isolated.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

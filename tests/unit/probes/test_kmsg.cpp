@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kmsg.h"
+#include "probes/kmsg.h"
 
 using namespace daxprobe;
 

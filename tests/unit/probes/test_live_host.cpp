@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "base/root.h"
-#include "dax_evidence.h"
-#include "kmsg.h"
-#include "residency.h"
+#include "probes/dax_evidence.h"
+#include "probes/kmsg.h"
+#include "probes/residency.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

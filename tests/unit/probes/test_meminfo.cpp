@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "meminfo.h"
-#include "vmstat.h"
+#include "probes/meminfo.h"
+#include "probes/vmstat.h"
 
 using namespace daxprobe;
 

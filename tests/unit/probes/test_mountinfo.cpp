@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "mountinfo.h"
+#include "probes/mountinfo.h"
 
 using namespace daxprobe;
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "nfit.h"
+#include "probes/nfit.h"
 
 using namespace daxprobe;
 

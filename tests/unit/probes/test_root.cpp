@@ -5,10 +5,10 @@
 #include <fstream>
 #include <map>
 
-#include "blockdev.h"
-#include "fault_sources.h"
-#include "root.h"
-#include "temp_tree.h"
+#include "base/root.h"
+#include "probes/blockdev.h"
+#include "probes/fault_sources.h"
+#include "tests/unit/probes/temp_tree.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "probes/sysfs_topology.h"
-#include "temp_tree.h"
+#include "tests/unit/probes/temp_tree.h"
 
 using namespace daxprobe;
 

@@ -11,11 +11,11 @@
 
 #include <fmt/format.h>
 
-#include "dax_evidence.h"
-#include "facts.h"
-#include "live_json.h"
-#include "text_util.h"
-#include "verdict.h"
+#include "probes/dax_evidence.h"
+#include "probes/facts.h"
+#include "probes/live_json.h"
+#include "probes/text_util.h"
+#include "probes/verdict.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "verdict.h"
+#include "probes/verdict.h"
 
 using namespace daxprobe;
 

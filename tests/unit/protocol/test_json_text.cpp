@@ -2,8 +2,8 @@
 
 #include <cerrno>
 
-#include "json_text.h"
-#include "schema.h"
+#include "protocol/json_text.h"
+#include "protocol/schema.h"
 
 using namespace daxprobe::protocol;
 using nlohmann::json;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "line_decoder.h"
+#include "protocol/line_decoder.h"
 
 using namespace daxprobe::protocol;
 using Kind = LineDecoder::Frame::Kind;

@@ -2,8 +2,8 @@
 
 #include <cerrno>
 
-#include "json_text.h"
-#include "message.h"
+#include "protocol/json_text.h"
+#include "protocol/message.h"
 
 using namespace daxprobe::protocol;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "schema.h"
+#include "protocol/schema.h"
 
 using namespace daxprobe::protocol;
 
