@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -154,6 +156,13 @@ Result<UniqueFD> openSysfsFile(int dirfd, const std::string &rel)
 // would say so is saved.
 constexpr std::size_t kKernfsReadChunk = 4096;
 
+bool onSysfs(int fd)
+{
+    struct statfs fs {
+    };
+    return ::fstatfs(fd, &fs) == 0 && fs.f_type == SYSFS_MAGIC;
+}
+
 } // namespace
 
 Result<std::string> Root::readFile(std::string_view path, std::size_t maxBytes) const
@@ -164,6 +173,10 @@ Result<std::string> Root::readFile(std::string_view path, std::size_t maxBytes) 
     if (!opened)
         return tl::unexpected(opened.error());
     UniqueFD fd = std::move(*opened);
+    // Only kernfs ends a file at its first short read. Other filesystems are
+    // mounted under sys/ too (tracefs, debugfs, securityfs, efivarfs) and hand
+    // out seq_file pages: tracing/available_events arrives ~4 KB per read.
+    const bool kernfs = sysfs && onSysfs(fd.get());
 
     // procfs and sysfs report size 0, so read until EOF.
     std::string out;
@@ -181,7 +194,7 @@ Result<std::string> Root::readFile(std::string_view path, std::size_t maxBytes) 
         if (out.size() + static_cast<std::size_t>(n) > maxBytes)
             return failf(EFBIG, "read {}: larger than {} bytes", rel, maxBytes);
         out.append(buf, static_cast<std::size_t>(n));
-        if (sysfs && static_cast<std::size_t>(n) < kKernfsReadChunk)
+        if (kernfs && static_cast<std::size_t>(n) < kKernfsReadChunk)
             break;
     }
     noteRead(rel, out);
