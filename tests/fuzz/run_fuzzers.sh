@@ -29,7 +29,7 @@ if ! "$CXX" -fsanitize=fuzzer "$out/probe.cpp" -o "$out/probe" 2>"$out/probe.log
 fi
 
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-inc="-I$src/base -I$src/protocol -I$src/collector -I$src/agent/daemon -I$src/probes"
+inc="-I$src" # includes name their folder from the project root
 base="$src/base/result.cpp $src/base/root.cpp $src/base/beneath.cpp"
 proto="$src/protocol/line_decoder.cpp $src/protocol/message.cpp $src/protocol/json_text.cpp $src/protocol/json_validate.cpp $src/protocol/schema.cpp"
 
