@@ -9,7 +9,7 @@ One guest of the VM test bed (tests/vm: Debian 12's 6.1 kernel under QEMU,
 an NVDIMM made fsdax, ext4 -o dax) with two ports: org.daxprobe.agent.0 and
 org.qemu.guest_agent.0, where Debian 12's qemu-ga 7.2 runs for the whole boot
 (its .deb fetched like the 6.12 kernel: a private apt configuration under
-.vmcache, never installed on the host). Per round, over the same host
+~/.cache/daxprobe-vm, never installed on the host). Per round, over the same host
 connection to the agent port:
   agent phase  `daxprobe agent` starts (host already connected); its first
                report; then `ping` and qemu-ga `guest-ping` alternately, then
@@ -237,7 +237,7 @@ def run(args, builddir, out):
         deb = mkinitramfs.find_guest_deb(os.path.join(builddir, "deb"))
     except RuntimeError as e:
         raise Skip(str(e))
-    cache = os.environ.get("DAXPROBE_VM_CACHE") or os.path.join(SOURCE_ROOT, ".vmcache")
+    cache = guest_kernel.default_cache()
     qga, qga_version = fetch_qemu_ga(cache, os.path.join(out, "qemu-ga-deb"))
     initrd = build_initramfs(info, deb, qga, echo, out)
     log(f"initramfs {initrd}; qemu-ga {qga_version}")
@@ -297,7 +297,7 @@ def run_local(args, builddir, out):
             raise Skip(f"{p} not built (meson compile -C {builddir})")
     qga = None
     if not args.no_qga:
-        cache = os.environ.get("DAXPROBE_VM_CACHE") or os.path.join(SOURCE_ROOT, ".vmcache")
+        cache = guest_kernel.default_cache()
         qga = fetch_qemu_ga(cache, os.path.join(out, "qemu-ga-deb"))
     result = agent_bench_local.run_local(args, daxprobe, echo, qga, sys.modules[__name__])
     with open(os.path.join(out, "result.json"), "w") as f:

@@ -22,6 +22,13 @@ import subprocess
 import sys
 
 
+def default_cache():
+    """Where downloaded guest packages are kept: one folder per machine, not per
+    clone, so a fresh clone (CI) finds what an earlier one fetched."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.environ.get("DAXPROBE_VM_CACHE") or os.path.join(base, "daxprobe-vm")
+
+
 def run(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
 
@@ -129,7 +136,9 @@ def extract_vmlinux(bzimage, dest):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cache", required=True, help="where downloaded .deb files are kept")
+    ap.add_argument("--cache", default=default_cache(),
+                    help="where downloaded .deb files are kept (default: $DAXPROBE_VM_CACHE "
+                    "or ~/.cache/daxprobe-vm)")
     ap.add_argument("--outdir", required=True, help="where the package is unpacked")
     ap.add_argument("--vmlinux", required=True)
     ap.add_argument("--info", required=True)
@@ -140,7 +149,7 @@ def main():
 
     info = {"available": False, "reason": ""}
     try:
-        cache = os.environ.get("DAXPROBE_VM_CACHE") or args.cache
+        cache = args.cache
         for tool in ("apt-cache", "apt-get", "dpkg-deb", "depmod"):
             if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}") \
                     and not os.path.exists(f"/sbin/{tool}"):
