@@ -160,7 +160,10 @@ void Channel::onEvent(std::uint32_t events, std::int64_t now)
         return;
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
         readable_ = true; // data, or the EOF/error a read will report
-    if (events & (EPOLLHUP | EPOLLERR))
+    // The hang-up may come in the same event as the peer's last data, and
+    // edge-triggered, it is never reported again: remember it, so reading
+    // goes on past a short read to the EOF.
+    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
         hup_ = true;
     if ((events & EPOLLOUT) && !out_.empty())
         flush(now);
@@ -234,8 +237,9 @@ void Channel::onReadable(std::int64_t now, std::size_t room)
     }
     if (n <= 0)
         return disconnect(n == 0 ? "eof" : "read_error", false, now);
-    // A short read drained the socket; anything arriving later is a new edge.
-    if (static_cast<std::size_t>(n) < want)
+    // A short read drained the socket; anything arriving later is a new
+    // edge. Not after a hang-up: no edge follows it, and the EOF is still due.
+    if (static_cast<std::size_t>(n) < want && !hup_)
         readable_ = false;
     bytes_.tokens -= double(n);
     ingestor_->receive(std::string_view(buf.data(), static_cast<std::size_t>(n)));
@@ -250,7 +254,7 @@ bool Channel::handle(std::int64_t now)
     if (!fd_)
         return false;
     // A peer that hung up while paused is not waited for (it resends).
-    if (hup_ && throttledUntilMs > now && !readable_) {
+    if (hup_ && throttledUntilMs > now) {
         disconnect("hangup", false, now);
         return false;
     }

@@ -281,8 +281,8 @@ def duplicates(db):
                       "GROUP BY vm, stream, seq HAVING COUNT(*) > 1")
 
 
-def start_collector(collector, state, sockets, extra=(), user=None):
-    argv = [collector, "run", "--state-dir", state, "--metrics-listen", ""]
+def start_collector(collector, state, sockets, extra=(), user=None, metrics=""):
+    argv = [collector, "run", "--state-dir", state, "--metrics-listen", metrics]
     for name, path in sockets:
         argv += ["--socket", f"{name}={path}"]
     return Proc(argv + list(extra), "collector", user=user)

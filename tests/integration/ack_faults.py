@@ -1,0 +1,567 @@
+#!/usr/bin/env python3
+"""No acknowledged report is ever lost (issue 17), black box.
+
+The real collector and the real agent as processes, real filesystems (a
+loop-mounted ext4 that is aborted, a tiny tmpfs), the store read by the
+`sqlite3` shell after the fact. Every case counts what was sent, what the
+agent was told is stored (acks are cumulative: every seq below the ones it
+still resends), and what is on disk.
+
+usage: ack_faults.py DAXPROBE COLLECTOR [CASE...]
+cases: hangup, fs-abort, tiny-fs, unlinked-store, hostile-names
+DAXPROBE_CYCLES sets the hang-up cycles (default: as many as fit in
+DAXPROBE_CYCLE_SECONDS, 5); DAXPROBE_ABORTS the filesystem aborts (default
+3); DAXPROBE_SEED replays a run.
+"""
+import json
+import os
+import random
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import blackbox as bb
+from blackbox import Failure, check
+
+DAXPROBE, COLLECTOR = sys.argv[1], sys.argv[2]
+SEED = int(os.environ.get("DAXPROBE_SEED", str(random.SystemRandom().randrange(1 << 32))))
+
+
+def listen(path):
+    """A QEMU chardev socket (server=on), created anew as a restarted VM's is."""
+    if os.path.exists(path):
+        os.unlink(path)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(4)
+    return s
+
+
+def accept(server, what):
+    server.settimeout(bb.HANG_GUARD_S)
+    try:
+        s, _ = server.accept()
+    except socket.timeout:
+        raise Failure(f"hang guard: the collector never connected: {what}")
+    return s
+
+
+def greeting(stream):
+    return {"event": "greeting", "data": {"protocol": 1, "agent": {
+        "name": "daxprobe", "version": "scripted", "machine_id": "0" * 32, "hostname": "scripted",
+        "stream": stream}, "capabilities": {}}, "timestamp": {"seconds": 1, "microseconds": 0}}
+
+
+def report(stream, seq):
+    return {"event": "report", "data": {"stream": stream, "seq": seq, "reason": "interval",
+            "dropped_reports": 0, "report": {"schema": "daxprobe.check/1",
+                                             "verdict": {"code": "dax_verified", "summary": "s"}},
+            "metrics": {}}, "timestamp": {"seconds": 1, "microseconds": 0}}
+
+
+def line(obj):
+    return (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+
+
+def metrics_port(c):
+    got = c.wait_log(lambda l: "metrics on port" in l, "the /metrics port")
+    return int(got.split("metrics on port ")[1].split()[0])
+
+
+def scrape(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=bb.HANG_GUARD_S) as s:
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        data = b""
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode(errors="replace").split("\r\n\r\n", 1)[1]
+
+
+def sample(text, name, labels):
+    want = name + ("{" + labels + "}" if labels else "")
+    for l in text.splitlines():
+        if l.startswith(want + " "):
+            return float(l.rsplit(" ", 1)[1])
+    return None
+
+
+def agent_books(view, db):
+    """What the agent was told is stored (every seq below its resends) must be."""
+    last = view.info["reports"]["last_seq"]
+    pending = sorted(view.resent)
+    check(view.info["reports"]["dropped"] == 0, f"the agent dropped reports: {view.info['reports']}")
+    acked = set(range(1, last - len(pending) + 1))
+    stored = bb.stored_seqs(db, view.stream)
+    check(len(stored) == len(set(stored)), f"duplicates stored: {stored}")
+    missing = sorted(acked - set(stored))
+    check(not missing, f"{len(missing)} acknowledged reports not in the store: {missing[:20]}")
+    return len(acked), stored
+
+
+def cycle_count():
+    if "DAXPROBE_CYCLES" in os.environ:
+        return int(os.environ["DAXPROBE_CYCLES"]), None
+    return None, time.monotonic() + float(os.environ.get("DAXPROBE_CYCLE_SECONDS", "5"))
+
+
+def more_cycles(done, count, until):
+    return done < count if count is not None else (done < 20 or time.monotonic() < until)
+
+
+def connect_agent(path):
+    """The agent serves one host; one that has not yet seen the last hang up says so."""
+    deadline = time.monotonic() + bb.HANG_GUARD_S
+    while True:
+        a = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        a.connect(path)
+        a.setblocking(False)
+        r, _, _ = select.select([a], [], [], bb.HANG_GUARD_S)
+        first = a.recv(1 << 16) if r else b""
+        if first and b"another host is connected" not in first:
+            return a, first
+        a.close()
+        check(time.monotonic() < deadline, "hang guard: the agent kept saying another host is connected")
+
+
+class Relay:
+    """Between the collector and the real agent, as QEMU's chardev is: one
+    collector connection per cycle, cut at a chosen message. The cut sends
+    the agent's last lines and closes in one go (data and hang-up together)."""
+
+    def __init__(self, path, agent_path):
+        self.path, self.agent_path = path, agent_path
+
+    def cycle(self, cut, k):
+        server = listen(self.path)
+        try:
+            c = accept(server, f"after hang-up cycle {k} (it kept a dead connection)")
+        finally:
+            server.close()
+        a, first = connect_agent(self.agent_path)
+        c.setblocking(False)
+        to_c, to_a, up = first, b"", b""
+        asked = False
+        try:
+            while True:
+                r, _, _ = select.select([c, a], [], [], bb.HANG_GUARD_S)
+                check(r, f"hang guard: cycle {k} saw nothing from either side")
+                if c in r:
+                    data = c.recv(1 << 16)
+                    if not data:
+                        return  # the collector hung up itself (it may: a violation)
+                    up += data
+                    if not asked and up.endswith(b"\n"):
+                        # The collector's sync and info are whole lines: one new report.
+                        up += line({"execute": "report", "id": "relay"})
+                        asked = True
+                    a.sendall(up)
+                    up = b""
+                if a in r:
+                    data = a.recv(1 << 16)
+                    check(data, f"cycle {k}: the agent hung up")
+                    to_c += data
+                lines = to_c.split(b"\n")
+                to_c = lines.pop()
+                out = b""
+                for raw in lines:
+                    out += raw + b"\n"
+                    m = json.loads(raw.replace(b"\xff", b"") or b"{}")
+                    if m.get("id") == "relay":
+                        out = out[:-len(raw) - 1]  # our own request's reply
+                    elif cut == "report" and m.get("event") == "report" and \
+                            m["data"]["reason"] == "request":
+                        c.setblocking(True)
+                        c.sendall(out)
+                        return
+                    elif cut == "ack" and m.get("id") == "ack" and \
+                            m.get("return", {}).get("pending") == 0:
+                        c.setblocking(True)
+                        c.sendall(out)
+                        return
+                if out:
+                    c.setblocking(True)
+                    c.sendall(out)
+                    c.setblocking(False)
+        finally:
+            c.close()
+            a.close()
+
+
+def send_and_close(path, cycles_count, until, stream="5e4d"):
+    """A scripted guest that answers each connection with its greeting (and
+    a report), and closes in the same breath. Returns the cycles done."""
+    k = 0
+    while more_cycles(k, cycles_count, until):
+        server = listen(path)
+        try:
+            s = accept(server, f"after send-and-close cycle {k} (it kept a dead connection)")
+        finally:
+            server.close()
+        s.settimeout(bb.HANG_GUARD_S)
+        s.recv(1 << 16)  # its sentinel, sync and info: then all at once
+        # A report is acked, and the ack's write fails on the closed socket:
+        # every other time only the greeting, which the collector answers
+        # with nothing, so only reading can tell it that the peer is gone.
+        s.sendall(b"\xff" + line(greeting(stream)) + (line(report(stream, k + 1)) if k % 2 else b""))
+        s.close()
+        k += 1
+    return k
+
+
+def case_hangup():
+    rng = random.Random(SEED)
+    count, until = cycle_count()
+    print(f"hangup: DAXPROBE_SEED={SEED}", flush=True)
+    tmp = tempfile.mkdtemp(prefix="dxhup-")
+    state = os.path.join(tmp, "state")
+    os.mkdir(state)
+    db = os.path.join(state, "collector.db")
+    agent_sock, relay_sock, scripted = (os.path.join(tmp, n) for n in ("agent", "relay", "scripted"))
+    # Every report is one the relay asked for; a small queue, so a host that
+    # stops acknowledging makes the agent drop (and count) within the run.
+    agent = bb.start_agent(DAXPROBE, agent_sock, interval=86400, max_pending=16,
+                           extra=["--recheck", "0"])
+    bb.wait_socket(agent_sock, agent)
+    # The sockets exist before the collector starts (it watches their directory).
+    for p in (relay_sock, scripted):
+        listen(p).close()
+    c = bb.start_collector(COLLECTOR, state, [("real", relay_sock), ("scripted", scripted)],
+                           metrics="127.0.0.1:0")
+    try:
+        port = metrics_port(c)
+        n = send_and_close(scripted, count, until)
+        relay, k = Relay(relay_sock, agent_sock), 0
+        count, until = cycle_count()
+        while more_cycles(k, count, until):
+            relay.cycle(rng.choice(["report", "ack"]), k)
+            k += 1
+        # The last hang-up is seen: connected drops to 0 with no new socket.
+        bb.wait_until(lambda: sample(scrape(port), "daxprobe_vm_connected", 'vm="real"') == 0,
+                      "daxprobe_vm_connected{vm=\"real\"} 0 after the last hang-up")
+        bb.wait_until(lambda: sample(scrape(port), "daxprobe_vm_connected", 'vm="scripted"') == 0,
+                      "daxprobe_vm_connected{vm=\"scripted\"} 0 after the last hang-up")
+        check(c.alive(), f"the collector died:\n{c.log()}")
+        view = bb.look_at_agent(agent_sock)
+        acked, _ = agent_books(view, db)
+        check(acked >= k // 4, f"only {acked} reports acknowledged in {k} cycles")
+        print(f"hangup: {n} send-and-close cycles; {k} relay cycles with the real agent, "
+              f"{view.info['reports']['last_seq']} reports, {acked} acknowledged and stored, "
+              f"agent dropped {view.info['reports']['dropped']}")
+        c.kill(15)
+        check(c.wait_exit() == 0, f"collector exit after SIGTERM:\n{c.log()}")
+    finally:
+        c.kill()
+        agent.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class ScriptedAgent:
+    """A guest that behaves as the agent does (keeps every report until an
+    ack covers it, resends them all after each sync) and keeps its own
+    books: what it sent, and the highest seq the collector acknowledged."""
+
+    def __init__(self, path, stream, pad=1500):
+        self.server = listen(path)
+        self.stream, self.pad = stream, pad
+        self.sock, self.buf = None, b""
+        self.last, self.acked = 0, 0
+        self.paused = False
+
+    def accept(self, what="the scripted agent"):
+        if self.sock:
+            self.sock.close()
+        self.sock = accept(self.server, what)
+        self.sock.setblocking(False)
+        self.buf = b""
+        self._send(b"\xff" + line(greeting(self.stream)))
+
+    def report_line(self, seq):
+        r = report(self.stream, seq)
+        r["data"]["report"]["pad"] = "p" * self.pad
+        return line(r)
+
+    def _send(self, data):
+        self.sock.setblocking(True)
+        self.sock.settimeout(bb.HANG_GUARD_S)
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.sock.close()
+            self.sock = None
+        finally:
+            if self.sock:
+                self.sock.setblocking(False)
+
+    def _handle(self, m):
+        if m.get("execute") == "ack":
+            self.acked = max(self.acked, m["arguments"]["seq"])
+            self._send(line({"return": {"acked": 1, "pending": self.last - self.acked}, "id": "ack"}))
+        elif m.get("execute") == "sync":
+            resend = b"".join(self.report_line(q) for q in range(self.acked + 1, self.last + 1))
+            self._send(b"\xff" + line({"return": m["arguments"]["id"], "id": m.get("id")}) + resend)
+        elif m.get("execute") == "info":
+            self._send(line({"return": greeting(self.stream)["data"], "id": m.get("id")}))
+
+    def pump(self, cond, what, window=8, timeout=bb.HANG_GUARD_S, reconnect=False):
+        """Sends new reports (at most `window` unacknowledged) and answers the
+        collector until cond() holds. reconnect: a hang-up is answered by
+        waiting for the next connection."""
+        deadline = time.monotonic() + timeout
+        while not cond():
+            check(time.monotonic() < deadline, f"hang guard: {what} (sent {self.last}, acked {self.acked})")
+            if self.sock is None:
+                check(reconnect, f"the collector hung up: {what}")
+                self.accept(what)
+            if not self.paused and self.last - self.acked < window:
+                self.last += 1
+                self._send(self.report_line(self.last))
+                continue
+            r, _, _ = select.select([self.sock], [], [], 0.2)  # a bound on one wait, not a sync
+            if not r:
+                continue
+            try:
+                data = self.sock.recv(1 << 16)
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                self.sock.close()
+                self.sock = None
+                continue
+            self.buf += data
+            *lines, self.buf = self.buf.split(b"\n")
+            for raw in lines:
+                raw = raw.replace(b"\xff", b"")
+                if raw.strip():
+                    self._handle(json.loads(raw))
+                if self.sock is None:
+                    break
+
+    def close(self):
+        if self.sock:
+            self.sock.close()
+        self.server.close()
+
+
+def rows_of(db, stream):
+    return set(bb.stored_seqs(db, stream))
+
+
+def need_root(what):
+    if os.geteuid() != 0:
+        bb.skip(f"needs root to {what}")
+
+
+def run(*argv):
+    p = subprocess.run(argv, capture_output=True, text=True)
+    check(p.returncode == 0, f"{' '.join(argv)}: {p.stderr.strip()}")
+    return p.stdout
+
+
+class LoopExt4:
+    """An ext4 filesystem on a loop device over a file: abortable, remountable."""
+
+    def __init__(self, tmp, mb=64):
+        self.image, self.mnt = os.path.join(tmp, "ext4.img"), os.path.join(tmp, "mnt")
+        os.mkdir(self.mnt)
+        with open(self.image, "wb") as f:
+            f.truncate(mb << 20)
+        p = subprocess.run(["losetup", "--find", "--show", self.image], capture_output=True, text=True)
+        if p.returncode != 0:
+            bb.skip(f"no loop device here: {p.stderr.strip()}")
+        self.dev = p.stdout.strip()
+        run("mkfs.ext4", "-q", "-F", self.dev)
+        self.mount()
+
+    def mount(self):
+        run("mount", "-t", "ext4", self.dev, self.mnt)
+
+    def abort(self):
+        run("mount", "-o", "remount,abort", self.mnt)
+
+    def umount(self):
+        subprocess.run(["umount", self.mnt], capture_output=True)
+
+    def close(self):
+        subprocess.run(["umount", "-l", self.mnt], capture_output=True)
+        subprocess.run(["losetup", "-d", self.dev], capture_output=True)
+
+
+def case_fs_abort():
+    """Acked, then the filesystem aborts (as after an I/O error or a host
+    crash): every acknowledged report must be on disk after a remount."""
+    need_root("loop-mount an ext4 filesystem")
+    aborts = int(os.environ.get("DAXPROBE_ABORTS", "3"))
+    tmp = tempfile.mkdtemp(prefix="dxabort-")
+    fs, guest, c = None, None, None
+    try:
+        fs = LoopExt4(tmp)
+        state = os.path.join(fs.mnt, "state")
+        guest = ScriptedAgent(os.path.join(tmp, "guest.sock"), "ab", pad=800)
+        lost_total, acked_total = 0, 0
+        for k in range(aborts):
+            os.makedirs(state, exist_ok=True)
+            db = os.path.join(state, "collector.db")
+            c = bb.start_collector(COLLECTOR, state, [("vm", guest.server.getsockname())],
+                                   extra=["--guest-rate", "100000"])
+            guest.accept(f"abort round {k}")
+            start = guest.acked
+            guest.pump(lambda: guest.acked >= start + 300, f"300 acks in round {k}", window=16)
+            fs.abort()
+            acked = guest.acked
+            c.kill(9)
+            guest.sock.close()
+            guest.sock = None
+            fs.umount()
+            fs.mount()
+            stored = rows_of(db, "ab")
+            lost = sorted(set(range(1, acked + 1)) - stored)
+            print(f"fs-abort round {k}: {acked} acknowledged, {len(stored)} stored, "
+                  f"{len(lost)} acknowledged and lost", flush=True)
+            lost_total += len(lost)
+            acked_total = acked
+            check(not lost, f"round {k}: {len(lost)} acknowledged reports not on disk after the "
+                            f"abort: {lost[:10]}...{lost[-10:]}")
+        print(f"fs-abort: {aborts} aborts, {acked_total} acknowledged, {lost_total} lost")
+    finally:
+        if c:
+            c.kill()
+        if guest:
+            guest.close()
+        if fs:
+            fs.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def disk_use(state):
+    return sum(os.stat(os.path.join(state, f)).st_blocks * 512 for f in os.listdir(state))
+
+
+def newest_stored(db, stream, acked, rows):
+    """Over the row limit the oldest go: the newest `rows` acked must be there."""
+    want = set(range(max(1, acked - rows + 1), acked + 1))
+    missing = sorted(want - rows_of(db, stream))
+    check(not missing, f"{len(missing)} of the newest {rows} acknowledged reports are not stored: "
+                       f"{missing[:10]}")
+
+
+def case_tiny_fs():
+    """A 2 MiB state filesystem and --max-rows 100: the store and its log
+    stay within it; filled by someone else, the collector withholds acks and
+    recovers by itself once there is room again."""
+    need_root("mount a tmpfs as the state directory")
+    tmp = tempfile.mkdtemp(prefix="dxtiny-")
+    state = os.path.join(tmp, "state")
+    os.mkdir(state)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", state]).returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        bb.skip("cannot mount a tmpfs here")
+    db = os.path.join(state, "collector.db")
+    guest, c = None, None
+    filler = os.path.join(state, "filler")
+    try:
+        guest = ScriptedAgent(os.path.join(tmp, "guest.sock"), "t1", pad=1500)
+        argv = ["--max-rows", "100", "--guest-rate", "100000"]
+        c = bb.start_collector(COLLECTOR, state, [("vm", guest.server.getsockname())], extra=argv)
+        guest.accept()
+        peak = [0]
+
+        def acked_at_least(n):
+            def cond():
+                peak[0] = max(peak[0], disk_use(state))
+                return guest.acked >= n
+            return cond
+        # Steady state: 15 times the row limit, one report per commit.
+        guest.pump(acked_at_least(1500), "1,500 reports acknowledged on a 2 MiB filesystem",
+                   window=1)
+        newest_stored(db, "t1", guest.acked, 100)
+        print(f"tiny-fs: 1,500 reports of 1.6 kB, --max-rows 100: at most {peak[0] >> 10} KiB "
+              f"on disk (sampled)", flush=True)
+        # Someone else fills the filesystem; bigger reports need more pages.
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        guest.pad = 5000
+        guest.pump(lambda: "acks withheld" in c.log(), "a store error on the full filesystem")
+        held = guest.acked
+        os.unlink(filler)
+        goal = guest.last + 200
+        guest.pump(acked_at_least(goal), "every report acknowledged once there is room again")
+        newest_stored(db, "t1", guest.acked, 100)
+        print(f"tiny-fs: withheld at {held} while full; {guest.acked} acknowledged after", flush=True)
+        # And after a restart on the same filesystem.
+        c.kill(15)
+        check(c.wait_exit() == 0, f"collector exit after SIGTERM:\n{c.log()}")
+        c = bb.start_collector(COLLECTOR, state, [("vm", guest.server.getsockname())], extra=argv)
+        guest.accept("after the restart")
+        goal = guest.last + 200
+        guest.pump(acked_at_least(goal), "every report acknowledged after a restart")
+        newest_stored(db, "t1", guest.acked, 100)
+        check(c.alive(), f"the collector died:\n{c.log()}")
+    finally:
+        if c:
+            c.kill()
+        if guest:
+            guest.close()
+        subprocess.run(["umount", "-l", state])
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def case_unlinked_store():
+    """The store deleted under a running collector: it says so at error
+    level, and what it acknowledges afterwards is in a store on disk."""
+    tmp = tempfile.mkdtemp(prefix="dxunlink-")
+    state = os.path.join(tmp, "state")
+    os.mkdir(state)
+    db = os.path.join(state, "collector.db")
+    guest, c = None, None
+    try:
+        guest = ScriptedAgent(os.path.join(tmp, "guest.sock"), "u1", pad=200)
+        c = bb.start_collector(COLLECTOR, state, [("vm", guest.server.getsockname())],
+                               extra=["--guest-rate", "100000"], metrics="127.0.0.1:0")
+        port = metrics_port(c)
+        guest.accept()
+        guest.pump(lambda: guest.acked >= 20, "20 reports acknowledged")
+        # Quiet (everything sent is acked), then the files go.
+        guest.paused = True
+        guest.pump(lambda: guest.acked == guest.last, "every report sent acknowledged")
+        before = guest.acked
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(db + suffix):
+                os.unlink(db + suffix)
+        guest.paused = False
+        guest.pump(lambda: guest.acked >= before + 50, "50 reports acknowledged after the unlink",
+                   reconnect=True)
+        line_ = c.wait_log(lambda l: "[error]" in l and "collector.db" in l,
+                           "an error naming the deleted store")
+        check(os.path.exists(db), "no store on disk after the unlink")
+        after = set(range(before + 1, guest.acked + 1))
+        missing = sorted(after - rows_of(db, "u1"))
+        check(not missing, f"{len(missing)} reports acknowledged into the deleted store: {missing[:20]}")
+        lost = sample(scrape(port), "daxprobe_collector_store_file_lost_total", "")
+        check(lost is not None and lost >= 1, f"no metric says the store was lost (got {lost})")
+        print(f"unlinked-store: {before} acknowledged before, {len(after)} after, all in the new "
+              f"store; said: {line_}")
+    finally:
+        if c:
+            c.kill()
+        if guest:
+            guest.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+CASES = {"hangup": case_hangup, "fs-abort": case_fs_abort, "tiny-fs": case_tiny_fs,
+         "unlinked-store": case_unlinked_store}
+
+if __name__ == "__main__":
+    sys.exit(bb.main(CASES, sys.argv[3:]))
