@@ -8,8 +8,11 @@ ingest: for each guest count, RUNS interleaved rounds of (a) the real
 daxprobe-collector run --watch-dir on fleet_load's simulated guests (real
 protocol, unix sockets, libvirt layout), reporting reports/s, ack latency
 p50/p99, the collector's CPU per report and peak RSS; (b) sqlite_floor, the
-same rows inserted into SQLite by a minimal program. Prints median and
-spread (min-max) of each figure and the ratio collector/floor.
+same rows inserted into SQLite by a minimal program with the collector's
+durability (synchronous=FULL: an ack survives a host crash), and once more
+with synchronous=NORMAL to show what that durability costs SQLite itself.
+Prints median and spread (min-max) of each figure and the ratio
+collector/floor.
 
 query: fills a store with query_fill (1,000 VMs), then times
 `daxprobe-collector query` (latest per VM) and `query --vm g0000 --json`
@@ -84,12 +87,13 @@ def ingest_once(build, guests, per_guest, window, max_rows, rate=0):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def floor_once(build, rows, batch, vms):
+def floor_once(build, rows, batch, vms, sync="FULL"):
     work = tempfile.mkdtemp(prefix="dxfloor-")
     try:
         p = subprocess.Popen(
             [os.path.join(build, "bench", "sqlite_floor"), "--db", os.path.join(work, "f.db"),
-             "--report", REPORT, "--rows", str(rows), "--batch", str(batch), "--vms", str(vms)],
+             "--report", REPORT, "--rows", str(rows), "--batch", str(batch), "--vms", str(vms),
+             "--synchronous", sync],
             stdout=subprocess.PIPE, text=True)
         out = p.stdout.read()
         _, status, ru = os.wait4(p.pid, 0)
@@ -108,11 +112,13 @@ def floor_once(build, rows, batch, vms):
 def ingest(args):
     print(f"report: {REPORT}; {args.total} reports per run; --max-rows {args.max_rows}; window "
           f"{args.window or '1000/guests (at most 64)'} unacked per guest; "
-          + (f"paced at {args.rate} reports/s per guest" if args.rate else "unpaced (saturating)"))
+          + (f"paced at {args.rate} reports/s per guest" if args.rate else "unpaced (saturating)")
+          + "; collector and floor at synchronous=FULL")
     print("| guests | collector reports/s | floor rows/s | collector/floor | ack p50 ms | "
           "ack p99 ms | collector CPU µs/report | floor CPU µs/row | CPU collector/floor "
-          "| reports/s per core of CPU | collector peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| reports/s per core of CPU | collector peak RSS MiB "
+          "| floor NORMAL/FULL rows/s (the cost of FULL) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for guests in args.guests:
         per = max(1, args.total // guests)
         window = args.window or (64 if args.rate else max(1, min(64, 1000 // guests)))
@@ -120,6 +126,8 @@ def ingest(args):
         for i in range(args.runs):  # interleaved: both see the same noise
             c = ingest_once(args.build, guests, per, window, args.max_rows, args.rate)
             f = floor_once(args.build, per * guests, args.floor_batch, guests)
+            normal = floor_once(args.build, per * guests, args.floor_batch, guests, "NORMAL")
+            c["full_cost"] = normal["rows_per_s"] / f["rows_per_s"]
             c["ratio"] = c["reports_per_s"] / f["rows_per_s"]
             c["floor"] = f["rows_per_s"]
             c["floor_cpu"] = f["cpu_us_per_row"]
@@ -132,7 +140,8 @@ def ingest(args):
               f"| {spread(col('ratio'), '{:.3f}')} | {spread(col('ack_p50_ms'), '{:.2f}')} "
               f"| {spread(col('ack_p99_ms'), '{:.2f}')} | {spread(col('cpu_us_per_report'))} "
               f"| {spread(col('floor_cpu'))} | {spread(col('cpu_ratio'), '{:.2f}')} "
-              f"| {spread(col('per_core'), '{:.0f}')} | {spread(col('rss_mib'))} |")
+              f"| {spread(col('per_core'), '{:.0f}')} | {spread(col('rss_mib'))} "
+              f"| {spread(col('full_cost'), '{:.2f}')} |")
         sys.stdout.flush()
 
 

@@ -3,6 +3,8 @@
 // metrics text, in the collector's own schema, created by Store::open) with
 // one prepared statement, BATCH rows per transaction, and nothing else: no
 // sockets, no parsing, no counters, no trim. Prints one JSON line.
+// --synchronous is the collector's durability level (FULL: an ack survives
+// a host crash) unless told otherwise, so the ratio compares like with like.
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -16,7 +18,7 @@ using namespace daxprobe::collector;
 
 int main(int argc, char **argv)
 {
-    std::string db, reportFile;
+    std::string db, reportFile, sync = "FULL";
     std::uint64_t rows = 50000, batch = 1000, vms = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string k = argv[i], v = argv[i + 1];
@@ -30,10 +32,14 @@ int main(int argc, char **argv)
             batch = std::stoull(v);
         else if (k == "--vms")
             vms = std::stoull(v);
+        else if (k == "--synchronous")
+            sync = v;
     }
-    if (db.empty() || reportFile.empty() || batch == 0 || vms == 0) {
+    if (db.empty() || reportFile.empty() || batch == 0 || vms == 0 ||
+        (sync != "FULL" && sync != "NORMAL" && sync != "OFF")) {
         fmt::print(stderr, "usage: sqlite_floor --db PATH --report CHECK.json [--rows N] "
-                           "[--batch ROWS_PER_TRANSACTION] [--vms N]\n");
+                           "[--batch ROWS_PER_TRANSACTION] [--vms N] "
+                           "[--synchronous FULL|NORMAL|OFF]\n");
         return 2;
     }
     std::ifstream in(reportFile);
@@ -51,7 +57,8 @@ int main(int argc, char **argv)
         }
     }
     auto conn = SqliteDb::open(db, false);
-    if (!conn || !conn->exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"))
+    std::string pragmas = "PRAGMA journal_mode=WAL; PRAGMA synchronous=" + sync + ";";
+    if (!conn || !conn->exec(pragmas.c_str()))
         return 1;
     auto ins = conn->prepare("INSERT INTO reports (vm, stream, seq, received_at, reason, verdict, "
                              "report, metrics, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
@@ -77,7 +84,8 @@ int main(int argc, char **argv)
             return 1;
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print("{{\"rows\": {}, \"batch\": {}, \"seconds\": {:.4f}, \"rows_per_s\": {:.1f}}}\n",
-               rows, batch, secs, double(rows) / secs);
+    fmt::print("{{\"rows\": {}, \"batch\": {}, \"synchronous\": \"{}\", \"seconds\": {:.4f}, "
+               "\"rows_per_s\": {:.1f}}}\n",
+               rows, batch, sync, secs, double(rows) / secs);
     return 0;
 }

@@ -97,6 +97,12 @@ void MetricsRegistry::noteStoreError(const std::string &vm)
     ++vms_[vm].storeErrors;
 }
 
+void MetricsRegistry::noteStoreFileLost()
+{
+    std::lock_guard lock(mu_);
+    ++storeFilesLost_;
+}
+
 void MetricsRegistry::setHttpConnections(std::size_t active, std::size_t limit)
 {
     std::lock_guard lock(mu_);
@@ -241,6 +247,10 @@ std::string MetricsRegistry::render() const
     family("daxprobe_collector_store_errors_total", "counter",
            "Reports that failed to commit (not acked)");
     out += fmt::format("daxprobe_collector_store_errors_total {}\n", storeErrors_);
+    family("daxprobe_collector_store_file_lost_total", "counter",
+           "Times the database was found deleted or replaced under the collector (reopened; "
+           "that commit was not acked)");
+    out += fmt::format("daxprobe_collector_store_file_lost_total {}\n", storeFilesLost_);
     family("daxprobe_collector_http_connections", "gauge",
            "Connections to this /metrics endpoint being served now");
     out += fmt::format("daxprobe_collector_http_connections {}\n", httpActive_);

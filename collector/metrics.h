@@ -37,6 +37,8 @@ class MetricsRegistry
     void remove(const std::string &vm);
     // A report of vm failed to commit: counted per VM and in the total.
     void noteStoreError(const std::string &vm);
+    // The database file was found deleted or replaced (and reopened).
+    void noteStoreFileLost();
     // /metrics' own HTTP connections right now (the page shows its bound).
     void setHttpConnections(std::size_t active, std::size_t limit);
     std::string render() const;
@@ -47,7 +49,7 @@ class MetricsRegistry
   private:
     mutable std::mutex mu_;
     std::map<std::string, VmMetrics> vms_;
-    std::uint64_t storeErrors_ = 0;
+    std::uint64_t storeErrors_ = 0, storeFilesLost_ = 0;
     std::size_t httpActive_ = 0, httpLimit_ = 0;
 };
 

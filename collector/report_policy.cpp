@@ -12,7 +12,13 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
 {
     if (batch.empty())
         return std::vector<bool>{};
+    std::uint64_t lostBefore = store.filesLost();
     auto stored = store.addReports(batch, wallNow);
+    if (store.filesLost() != lostBefore) {
+        metrics.noteStoreFileLost();
+        spdlog::error("the store was deleted or replaced under the collector: every report "
+                      "acknowledged before is gone with it; a new, empty store took its place");
+    }
     if (!stored) {
         std::set<std::string_view> vms;
         for (const auto &w : batch)

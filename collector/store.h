@@ -96,6 +96,10 @@ class Store
     Result<VmCounters> counters(const std::string &vm);
     // Transactions committed by addReports since open (one per batch).
     std::uint64_t commits() const { return commits_; }
+    // Times a commit found the database (or its log) deleted or replaced
+    // under it: that batch failed, nothing of it is to be acked, and the
+    // store reopened its path (a new, empty database). store_file.cpp.
+    std::uint64_t filesLost() const { return filesLost_; }
     // The writer's checkpoints, done in a thread of their own (null for a
     // read-only store).
     const WalCheckpointer *checkpointer() const { return checkpointer_.get(); }
@@ -118,11 +122,16 @@ class Store
     Result<std::int64_t> insertOne(const ReportWrite &w, std::int64_t now);
     Result<void> settleVm(const VmBatch &b, std::int64_t now);
     Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
+    // True if the open database or its log is no longer the file at its path.
+    bool fileGone();
+    // Closes the lost files, then opens the path anew (store_file.cpp).
+    Result<void> reopen();
 
+    std::string path_; // empty: read-only
     SqliteDb db_;
     StoreOptions options_;
     std::unique_ptr<Statements> st_; // prepared once; finalized before db_ closes
-    std::uint64_t commits_ = 0;
+    std::uint64_t commits_ = 0, filesLost_ = 0;
     // The batch's VMs, reused between batches (no allocation per batch).
     std::vector<VmBatch> pending_;
     std::unordered_map<std::string_view, std::size_t> pendingIndex_;

@@ -1,5 +1,8 @@
 #include "collector/wal_checkpointer.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <pthread.h>
@@ -17,16 +20,22 @@ WalCheckpointer::start(sqlite3 *writer, const std::string &path, int pagesBefore
     // WAL mode, and its checkpoints would do nothing (and say SQLITE_OK).
     if (auto r = own->exec("PRAGMA journal_mode=WAL"); !r)
         return tl::unexpected(r.error());
+    auto size = own->prepare("PRAGMA page_size");
+    if (!size)
+        return tl::unexpected(size.error());
+    int pageSize = size->step() == SQLITE_ROW ? static_cast<int>(size->columnInt(0)) : 4096;
     std::unique_ptr<WalCheckpointer> c(
-        new WalCheckpointer(writer, std::move(*own), pagesBeforeCheckpoint));
+        new WalCheckpointer(writer, std::move(*own), path, pageSize, pagesBeforeCheckpoint));
     // From here on the writer's commits report the log's size to onCommit,
     // and SQLite no longer checkpoints on its own.
     sqlite3_wal_hook(writer, &WalCheckpointer::onCommit, c.get());
     return c;
 }
 
-WalCheckpointer::WalCheckpointer(sqlite3 *writer, SqliteDb own, int pages)
-    : writer_(writer), db_(std::move(own)), pages_(pages)
+WalCheckpointer::WalCheckpointer(sqlite3 *writer, SqliteDb own, std::string path, int pageSize,
+                                 int pages)
+    : writer_(writer), db_(std::move(own)), path_(std::move(path)),
+      pageSize_(std::max(pageSize, 512)), pages_(pages)
 {
     // The thread takes no signal: it starts before the collector blocks
     // SIGTERM for its signalfd, and a SIGTERM delivered here would end the
@@ -49,13 +58,27 @@ WalCheckpointer::~WalCheckpointer()
     thread_.join();
 }
 
+int WalCheckpointer::threshold() const
+{
+    // One stat per commit (a microsecond): the file's size is the
+    // database's pages as far as the log's budget is concerned.
+    struct stat st {
+    };
+    std::int64_t dbPages = ::stat(path_.c_str(), &st) == 0 ? st.st_size / pageSize_ : 0;
+    std::int64_t floor = std::min(kMinPages, pages_);
+    return static_cast<int>(std::clamp<std::int64_t>(dbPages / kDatabaseShare, floor, pages_));
+}
+
 // On the writer's thread, after each commit, with the log's length in pages.
 int WalCheckpointer::onCommit(void *self, sqlite3 *writer, const char *name, int walPages)
 {
     auto *c = static_cast<WalCheckpointer *>(self);
     if (walPages < c->signalledAt_)
         c->signalledAt_ = 0; // the log started over
-    if (walPages >= kRestartFactor * c->pages_) {
+    if (walPages < std::min(kMinPages, c->pages_))
+        return SQLITE_OK; // below any threshold: no stat
+    int pages = c->threshold();
+    if (walPages >= kRestartFactor * pages) {
         // The log starts over only at a write that finds every frame copied;
         // with the thread copying while commits keep coming, none does, and
         // the log would grow without end. The writer copies what is left
@@ -67,7 +90,7 @@ int WalCheckpointer::onCommit(void *self, sqlite3 *writer, const char *name, int
         ++(rc == SQLITE_OK ? c->stats_.byWriter : c->stats_.busy);
         return SQLITE_OK;
     }
-    if (walPages >= c->signalledAt_ + c->pages_) {
+    if (walPages >= c->signalledAt_ + pages) {
         c->signalledAt_ = walPages; // once per pages_ of growth, not per commit
         {
             std::lock_guard lock(c->mu_);

@@ -22,6 +22,12 @@ namespace daxprobe::collector
 // PASSIVE: they never block the writer or a reader. Only when the log
 // reaches kRestartFactor times the threshold (writes that never pause, so
 // the log never starts over) does the writer copy the rest itself.
+//
+// The threshold follows the database: a quarter of its pages, between
+// kMinPages and pagesBeforeCheckpoint. So the log, which keeps the disk
+// space it once took, never outgrows the database the operator's limits
+// (--max-rows, --max-bytes) bound: a small store on a small filesystem
+// keeps a small log (a fixed 1,000 pages filled a 2 MiB one for good).
 class WalCheckpointer
 {
   public:
@@ -45,14 +51,21 @@ class WalCheckpointer
 
     // Past this many times the threshold, the writer checkpoints itself.
     static constexpr int kRestartFactor = 4;
+    // The threshold's floor, and the database's pages per threshold page.
+    static constexpr int kMinPages = 32;
+    static constexpr int kDatabaseShare = 4;
 
   private:
-    WalCheckpointer(sqlite3 *writer, SqliteDb own, int pages);
+    WalCheckpointer(sqlite3 *writer, SqliteDb own, std::string path, int pageSize, int pages);
+    // The log's length in pages that makes a checkpoint due now.
+    int threshold() const;
     static int onCommit(void *self, sqlite3 *db, const char *name, int walPages);
     void run();
 
     sqlite3 *writer_;
     SqliteDb db_; // used by the thread only
+    std::string path_;
+    int pageSize_;
     int pages_;
     int signalledAt_ = 0; // the log's length at the last signal (writer's thread only)
     mutable std::mutex mu_;

@@ -1,0 +1,51 @@
+// The store's file under its feet: an operator (or a cleanup job) that
+// deletes or replaces collector.db while the collector runs.
+#include <cerrno>
+
+#include "collector/store.h"
+#include "collector/store_statements.h"
+
+namespace daxprobe::collector
+{
+
+namespace
+{
+
+// SQLite's own check (the unix VFS compares the path's inode with the open
+// file's), asked of one open file.
+bool moved(sqlite3_file *f)
+{
+    int gone = 0;
+    return f && f->pMethods &&
+           f->pMethods->xFileControl(f, SQLITE_FCNTL_HAS_MOVED, &gone) == SQLITE_OK && gone;
+}
+
+} // namespace
+
+bool Store::fileGone()
+{
+    sqlite3_file *db = nullptr, *log = nullptr;
+    sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_FILE_POINTER, &db);
+    // In WAL mode the journal is the log, where the commit just went.
+    sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &log);
+    return moved(db) || moved(log);
+}
+
+Result<void> Store::reopen()
+{
+    // Closed first, checkpointer then writer: the last connection to close
+    // deletes "<path>-wal" by name, which must not be the new database's.
+    checkpointer_.reset();
+    st_.reset();
+    db_ = SqliteDb();
+    auto fresh = Store::open(path_, options_);
+    if (!fresh)
+        return tl::unexpected(fresh.error());
+    std::uint64_t commits = commits_, lost = filesLost_;
+    *this = std::move(*fresh);
+    commits_ = commits;
+    filesLost_ = lost;
+    return {};
+}
+
+} // namespace daxprobe::collector
