@@ -12,6 +12,7 @@
 #include "probes/root_facts.h"
 #include "probes/verdict.h"
 #include "probes/vmstat.h"
+#include "protocol/verdicts.h"
 
 namespace daxprobe
 {
@@ -23,10 +24,7 @@ CheckOutcome failed(const std::string &why)
 {
     CheckOutcome out;
     out.exitCode = 2;
-    out.report = {
-        {"schema", kCheckSchema},
-        {"exit_code", 2},
-        {"verdict", {{"code", "check_failed"}, {"severity", "problem"}, {"summary", why}}}};
+    out.report = protocol::failedCheckReport(why);
     out.text = "daxprobe check failed: " + why + "\n";
     return out;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agent/json_fields.h"
+#include "protocol/verdicts.h"
 
 namespace daxprobe
 {
@@ -70,7 +71,7 @@ json exerciseJson(const ExerciseRun &run)
              {"footprint", {{"code", p.footprint.code}, {"summary", p.footprint.summary}}},
              {"error", errorOrNull(p.error)}});
     }
-    return {{"schema", "daxprobe.exercise/1"},
+    return {{"schema", protocol::kExerciseSchema},
             {"path", run.path},
             {"size", run.sizeBytes},
             {"allocation", "posix_fallocate"},

@@ -11,6 +11,7 @@
 #include "agent/exercise_report.h"
 #include "agent/profile_runner.h"
 #include "base/version.h"
+#include "protocol/verdicts.h"
 
 using namespace daxprobe;
 
@@ -46,8 +47,8 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
     }
     CommandRun run = runCommand(*root, options);
     std::string text =
-        json ? nlohmann::json{{"schema", "daxprobe.profile/1"}, {"command", commandJson(run)}}.dump(
-                   2) +
+        json ? nlohmann::json{{"schema", protocol::kProfileSchema}, {"command", commandJson(run)}}
+                       .dump(2) +
                    "\n"
              : commandText(run);
     if (!emit(text, outputPath))

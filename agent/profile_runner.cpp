@@ -4,6 +4,7 @@
 
 #include "probes/fault_profile.h"
 #include "probes/profile_verdict.h"
+#include "protocol/verdicts.h"
 
 namespace daxprobe
 {
@@ -34,7 +35,7 @@ std::string count(const std::optional<std::uint64_t> &v)
 ProfileOutcome runProfile(const ProfileOptions &options)
 {
     ProfileOutcome out;
-    out.report = {{"schema", "daxprobe.profile/1"}, {"files", json::array()}};
+    out.report = {{"schema", protocol::kProfileSchema}, {"files", json::array()}};
     auto root = Root::open("/");
     if (!root || options.paths.empty()) {
         out.text = "daxprobe profile: nothing to do (give --path FILE)\n";

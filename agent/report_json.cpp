@@ -124,7 +124,7 @@ json faultsJson(const FaultFacts &f)
 nlohmann::json reportToJson(const Facts &facts, const Report &report)
 {
     json j;
-    j["schema"] = kCheckSchema;
+    j["schema"] = protocol::kCheckSchema;
     j["daxprobe_version"] = DAXPROBE_VERSION;
     j["kernel"] = orNull(facts.kernelRelease);
     j["exit_code"] = report.exitCode;

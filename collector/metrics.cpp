@@ -4,20 +4,10 @@
 
 #include "base/version.h"
 #include "collector/store.h"
+#include "protocol/verdicts.h"
 
 namespace daxprobe::collector
 {
-
-namespace
-{
-
-// Every code is always exported (0 or 1), so alerts can match on absence of 1.
-constexpr const char *kVerdicts[] = {"dax_verified", "problems_found", "no_nfit",
-                                     "no_pmem_namespace", "check_failed"};
-constexpr const char *kMountVerdicts[] = {"dax_active", "dax_per_file", "dax_silently_off",
-                                          "dax_not_requested", "device_cannot_dax"};
-
-} // namespace
 
 namespace
 {
@@ -118,7 +108,7 @@ void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportCodes &cod
     m.mounts.clear();
     for (const std::string &code : codes.mounts) {
         // Only the documented codes: a guest must not mint label values at will.
-        for (const char *known : kMountVerdicts)
+        for (const char *known : protocol::kMountCodes)
             if (code == known)
                 ++m.mounts[code];
     }
@@ -145,7 +135,7 @@ std::string MetricsRegistry::render() const
     each([&](const std::string &vm, const VmMetrics &m) {
         if (m.verdict.empty())
             return;
-        for (const char *v : kVerdicts)
+        for (const char *v : protocol::kOverallCodes)
             out += fmt::format("daxprobe_vm_verdict{{vm=\"{}\",verdict=\"{}\"}} {}\n", vm, v,
                                m.verdict == v ? 1 : 0);
     });
@@ -153,7 +143,7 @@ std::string MetricsRegistry::render() const
     each([&](const std::string &vm, const VmMetrics &m) {
         if (m.verdict.empty())
             return;
-        for (const char *v : kMountVerdicts) {
+        for (const char *v : protocol::kMountCodes) {
             auto it = m.mounts.find(v);
             out += fmt::format("daxprobe_vm_mounts{{vm=\"{}\",verdict=\"{}\"}} {}\n", vm, v,
                                it == m.mounts.end() ? 0 : it->second);

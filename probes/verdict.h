@@ -5,32 +5,14 @@
 
 #include "probes/facts.h"
 #include "probes/mount_history.h"
+#include "protocol/verdicts.h"
 
 namespace daxprobe
 {
 
-// The documented verdict set (README "Verdicts"). Codes are stable API:
-// scripts, the collector and the metrics match on them.
-namespace code
-{
-// per namespace
-inline constexpr const char *DaxCapable = "dax_capable";
-// per mount
-inline constexpr const char *DaxActive = "dax_active";
-inline constexpr const char *DaxSilentlyOff = "dax_silently_off";
-inline constexpr const char *DaxNotRequested = "dax_not_requested";
-// dax=inode (XFS/ext4 without a dax option): files with the DAX flag are DAX
-// and at least one examined file is.
-inline constexpr const char *DaxPerFile = "dax_per_file";
-// per namespace or mount
-inline constexpr const char *DeviceCannotDax = "device_cannot_dax";
-// overall
-inline constexpr const char *DaxVerified = "dax_verified";
-inline constexpr const char *ProblemsFound = "problems_found";
-inline constexpr const char *NoNfit = "no_nfit";
-inline constexpr const char *NoPmemNamespace = "no_pmem_namespace";
-inline constexpr const char *CheckFailed = "check_failed";
-} // namespace code
+// The verdict codes live with the protocol (protocol/verdicts.h): the
+// collector counts what these probes decide.
+namespace code = protocol::code;
 
 enum class Severity { Ok, Warning, Problem };
 const char *severityName(Severity s);

@@ -13,7 +13,7 @@ inline constexpr int kProtocolVersion = 1;
 // occurs in UTF-8, so it can never be part of a JSON text.
 inline constexpr char kSentinel = '\xff';
 
-// Every resource a peer controls is bounded (design.md, convention 8).
+// Every resource a peer controls is bounded (docs/conventions.md, 8).
 struct Limits {
     // Longest line, newline excluded. A check report of a guest with dozens of
     // mounts is tens of KiB; 1 MiB leaves room without letting a peer pin memory.

@@ -11,16 +11,33 @@ namespace daxprobe::protocol
 std::span<const CommandSpec> commandSpecs()
 {
     static constexpr std::array<CommandSpec, 7> kCommands{{
-        {"ping", "liveness: returns {}"},
-        {"info", "agent identity, protocol version, commands, queue state"},
-        {"sync",
+        {Command::Ping, "ping", "liveness: returns {}"},
+        {Command::Info, "info", "agent identity, protocol version, commands, queue state"},
+        {Command::Sync, "sync",
          "guest-sync-delimited: replies 0xFF then {\"return\": id}; resends pending reports"},
-        {"check", "runs the full check now; returns the daxprobe.check/1 report"},
-        {"metrics", "page-cache and fault counters now"},
-        {"ack", "host stored reports of `stream` up to `seq`; the agent forgets them"},
-        {"report", "pushes a fresh report event now (same as the interval timer)"},
+        {Command::Check, "check", "runs the full check now; returns the daxprobe.check/1 report"},
+        {Command::Metrics, "metrics", "page-cache and fault counters now"},
+        {Command::Ack, "ack",
+         "host stored reports of `stream` up to `seq`; the agent forgets them"},
+        {Command::Report, "report", "pushes a fresh report event now (same as the interval timer)"},
     }};
     return kCommands;
+}
+
+std::optional<Command> commandNamed(std::string_view name)
+{
+    for (const auto &c : commandSpecs())
+        if (c.name == name)
+            return c.id;
+    return std::nullopt;
+}
+
+std::string_view commandName(Command id)
+{
+    for (const auto &c : commandSpecs())
+        if (c.id == id)
+            return c.name;
+    return {};
 }
 
 std::string sanitizeIdentifier(std::string_view s, std::size_t maxLen)

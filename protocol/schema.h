@@ -12,13 +12,18 @@
 namespace daxprobe::protocol
 {
 
-// The agent's read-only command set (PROTOCOL.md, "Commands"). An explicit
-// table, shared by the agent (dispatch) and the docs/tests (completeness).
+// The agent's read-only command set (PROTOCOL.md, "Commands"): its one home.
+// The agent dispatches on the id with a switch that names every value (the
+// compiler warns about a missing one), the collector sends by name.
+enum class Command { Ping, Info, Sync, Check, Metrics, Ack, Report };
 struct CommandSpec {
+    Command id;
     std::string_view name;
     std::string_view help;
 };
 std::span<const CommandSpec> commandSpecs();
+std::optional<Command> commandNamed(std::string_view name);
+std::string_view commandName(Command id);
 
 inline constexpr std::string_view kEventGreeting = "greeting";
 inline constexpr std::string_view kEventReport = "report";

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "agent/daemon/command_scan.h"
+#include "protocol/verdicts.h"
 
 namespace daxprobe
 {
@@ -14,18 +15,11 @@ namespace ec = protocol::error_class;
 namespace
 {
 
-// A command's outcome: a value, or an error class and description.
-struct Reply {
-    json value;
-    std::string_view errorClass;
-    std::string desc;
-};
-
-Reply ok(json v)
+CommandReply ok(json v)
 {
     return {std::move(v), {}, {}};
 }
-Reply err(std::string_view cls, std::string desc)
+CommandReply err(std::string_view cls, std::string desc)
 {
     return {nullptr, cls, std::move(desc)};
 }
@@ -122,12 +116,12 @@ void AgentSession::pushReport(json report, std::string_view reason)
     std::string line = protocol::encode(protocol::makeReportEvent(env));
     if (line.size() > options_.reportLimits.maxMessageBytes) {
         // The host would refuse it; send the verdict alone so it still learns it.
-        env.report = {
-            {"schema", "daxprobe.check/1"},
-            {"verdict",
-             {{"code", env.report.value("verdict", json::object()).value("code", "check_failed")},
-              {"summary", "full report exceeded the protocol size limit"}}},
-            {"truncated", true}};
+        env.report = {{"schema", protocol::kCheckSchema},
+                      {"verdict",
+                       {{"code", env.report.value("verdict", json::object())
+                                     .value("code", protocol::code::CheckFailed)},
+                        {"summary", "full report exceeded the protocol size limit"}}},
+                      {"truncated", true}};
         env.metrics = nullptr;
         line = protocol::encode(protocol::makeReportEvent(env));
     }
@@ -141,8 +135,7 @@ void AgentSession::produceReport(std::string_view reason)
     try {
         report = hooks_.check ? hooks_.check() : json::object();
     } catch (const std::exception &e) {
-        report = {{"schema", "daxprobe.check/1"},
-                  {"verdict", {{"code", "check_failed"}, {"summary", e.what()}}}};
+        report = protocol::failedCheckReport(e.what());
     }
     // A periodic check that finds a verdict changed reports that change: a
     // mount change that lands while the interval's check runs is seen by that
@@ -276,63 +269,59 @@ json AgentSession::cmdInfo()
             {"commands_handled", commandsHandled_}};
 }
 
+// One case per protocol::Command and no default: a command added to the
+// protocol without a handler here does not build.
+#pragma GCC diagnostic error "-Wswitch"
+CommandReply AgentSession::execute(protocol::Command command, const json &a)
+{
+    using protocol::Command;
+    switch (command) {
+    case Command::Ping:
+        return ok(json::object());
+    case Command::Info:
+        return ok(cmdInfo());
+    case Command::Sync: {
+        auto it = a.find("id");
+        if (it == a.end() || !it->is_number_integer())
+            return err(ec::kInvalidParameter, "sync needs an integer \"id\"");
+        return ok(*it);
+    }
+    case Command::Check:
+        return hooks_.check ? ok(hooks_.check()) : err(ec::kCommandFailed, "no check");
+    case Command::Metrics:
+        return hooks_.metrics ? ok(hooks_.metrics()) : ok(json::object());
+    case Command::Ack: {
+        auto ack = protocol::parseAckArguments(a);
+        if (!ack)
+            return err(ec::kInvalidParameter, ack.error().message);
+        // An ack for an older stream (before a restart) has nothing to drop.
+        std::size_t n = ack->stream == identity_.stream ? queue_.ack(ack->seq) : 0;
+        return ok({{"acked", n}, {"pending", queue_.size()}});
+    }
+    case Command::Report:
+        produceReport("request");
+        return ok({{"seq", seq_}});
+    }
+    return err(ec::kCommandNotFound, "unhandled command");
+}
+
 std::string AgentSession::dispatch(std::string_view name, const json &arguments,
                                    std::string_view idText, bool &sentinelFirst)
 {
-    // The whole command set, read-only by construction (design.md: an
-    // explicit table, ndctl's commands[]). Must match protocol::commandSpecs().
-    using Handler = Reply (*)(AgentSession &, const json &);
-    struct Entry {
-        std::string_view name;
-        Handler fn;
-    };
-    static const Entry kTable[] = {
-        {"ping", [](AgentSession &, const json &) { return ok(json::object()); }},
-        {"info", [](AgentSession &s, const json &) { return ok(s.cmdInfo()); }},
-        {"sync",
-         [](AgentSession &, const json &a) {
-             auto it = a.find("id");
-             if (it == a.end() || !it->is_number_integer())
-                 return err(ec::kInvalidParameter, "sync needs an integer \"id\"");
-             return ok(*it);
-         }},
-        {"check",
-         [](AgentSession &s, const json &) {
-             return s.hooks_.check ? ok(s.hooks_.check()) : err(ec::kCommandFailed, "no check");
-         }},
-        {"metrics",
-         [](AgentSession &s, const json &) {
-             return s.hooks_.metrics ? ok(s.hooks_.metrics()) : ok(json::object());
-         }},
-        {"ack",
-         [](AgentSession &s, const json &a) {
-             auto ack = protocol::parseAckArguments(a);
-             if (!ack)
-                 return err(ec::kInvalidParameter, ack.error().message);
-             // An ack for an older stream (before a restart) has nothing to drop.
-             std::size_t n = ack->stream == s.identity_.stream ? s.queue_.ack(ack->seq) : 0;
-             return ok({{"acked", n}, {"pending", s.queue_.size()}});
-         }},
-        {"report",
-         [](AgentSession &s, const json &) {
-             s.produceReport("request");
-             return ok({{"seq", s.seq_}});
-         }},
-    };
-
-    for (const auto &e : kTable) {
-        if (e.name != name)
-            continue;
+    // The whole command set, read-only by construction (docs/conventions.md:
+    // an explicit table, ndctl's commands[]); the names live in protocol/.
+    auto command = protocol::commandNamed(name);
+    if (command) {
         ++commandsHandled_;
-        Reply r;
+        CommandReply r;
         try {
-            r = e.fn(*this, arguments);
+            r = execute(*command, arguments);
         } catch (const std::exception &ex) {
             r = err(ec::kCommandFailed, ex.what());
         }
         if (!r.errorClass.empty())
             return protocol::encode(protocol::makeError(r.errorClass, r.desc, idFromText(idText)));
-        sentinelFirst = name == "sync";
+        sentinelFirst = *command == protocol::Command::Sync;
         return encodeReturn(r.value, idText);
     }
     ++badMessages_;

@@ -22,6 +22,13 @@ struct AgentHooks {
     std::function<nlohmann::json()> metrics; // counters now
 };
 
+// A command's outcome: a value, or an error class and description.
+struct CommandReply {
+    nlohmann::json value;
+    std::string_view errorClass;
+    std::string desc;
+};
+
 struct SessionOptions {
     std::size_t maxPending = 64;          // unacknowledged reports kept
     std::size_t maxOutputBytes = 8 << 20; // bytes queued for a slow host
@@ -83,6 +90,7 @@ class AgentSession
     // reports stay queued and are resent on the next sync or connect).
     bool send(std::string line, bool sentinelFirst = false);
 
+    CommandReply execute(protocol::Command command, const nlohmann::json &arguments);
     nlohmann::json cmdInfo();
 
     protocol::AgentIdentity identity_;

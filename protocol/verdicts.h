@@ -1,0 +1,52 @@
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "protocol/message.h"
+
+namespace daxprobe::protocol
+{
+
+// Schema ids of the agent's documents (agent/REPORT.md, agent/PROFILE.md).
+inline constexpr const char *kCheckSchema = "daxprobe.check/1";
+inline constexpr const char *kProfileSchema = "daxprobe.profile/1";
+inline constexpr const char *kExerciseSchema = "daxprobe.exercise/1";
+
+// The documented verdict set (README "Verdicts", docs/glossary.md). Codes are
+// stable API: scripts, the collector and its metrics match on them. The
+// probes decide them, the collector counts them: both take them from here.
+namespace code
+{
+// per namespace
+inline constexpr const char *DaxCapable = "dax_capable";
+// per mount
+inline constexpr const char *DaxActive = "dax_active";
+inline constexpr const char *DaxSilentlyOff = "dax_silently_off";
+inline constexpr const char *DaxNotRequested = "dax_not_requested";
+// dax=inode (XFS/ext4 without a dax option): files with the DAX flag are DAX
+// and at least one examined file is.
+inline constexpr const char *DaxPerFile = "dax_per_file";
+// per namespace or mount
+inline constexpr const char *DeviceCannotDax = "device_cannot_dax";
+// overall
+inline constexpr const char *DaxVerified = "dax_verified";
+inline constexpr const char *ProblemsFound = "problems_found";
+inline constexpr const char *NoNfit = "no_nfit";
+inline constexpr const char *NoPmemNamespace = "no_pmem_namespace";
+inline constexpr const char *CheckFailed = "check_failed";
+} // namespace code
+
+// Every code a report's overall verdict can carry, and every code of a mount's
+// verdict: the collector exports each one (0 or 1) so alerts can match on the
+// absence of a 1.
+inline constexpr std::array kOverallCodes{code::DaxVerified, code::ProblemsFound, code::NoNfit,
+                                          code::NoPmemNamespace, code::CheckFailed};
+inline constexpr std::array kMountCodes{code::DaxActive, code::DaxPerFile, code::DaxSilentlyOff,
+                                        code::DaxNotRequested, code::DeviceCannotDax};
+
+// The daxprobe.check/1 document of a check that could not run (exit code 2):
+// one shape for the command line, the daemon and its reports.
+json failedCheckReport(std::string_view why);
+
+} // namespace daxprobe::protocol
