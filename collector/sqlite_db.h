@@ -70,7 +70,7 @@ class Statement
     sqlite3_stmt *stmt_ = nullptr;
 };
 
-// Sole owner of a sqlite3 connection (design.md, convention 3).
+// Sole owner of a sqlite3 connection (docs/conventions.md, 3).
 class SqliteDb
 {
   public:
