@@ -144,15 +144,39 @@ def check_depends(deb, binary):
                                f"which its Depends ({', '.join(sorted(depends))}) does not name")
 
 
+# The demo's image (README line 1) takes the same files from the build and
+# source trees instead, so the first command never waits for the package
+# build's second compile. Every test takes them from the package.
+BUILD_TREE_FILES = {
+    "usr/libexec/daxprobe/daxprobe-init-hook.sh": "packaging/daxprobe-init-hook.sh",
+    "usr/share/initramfs-tools/scripts/local-bottom/daxprobe":
+        "packaging/initramfs-tools/scripts/local-bottom/daxprobe",
+}
+
+
+def stage_build_tree(program, source_root, dest):
+    """PACKAGE_FILES laid out under dest as the package has them, from the
+    build tree's `program` and the source tree's scripts; returns dest."""
+    shutil.rmtree(dest, ignore_errors=True)
+    sources = {"usr/bin/daxprobe": program}
+    sources.update({rel: os.path.join(source_root, src) for rel, src in BUILD_TREE_FILES.items()})
+    for rel, src in sources.items():
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copy2(src, os.path.join(dest, rel))
+    return dest
+
+
 def add_package(img, deb, root):
     """The guest package's files (PACKAGE_FILES) from its unpacked tree `root`;
-    the image depends on the .deb, not on the unpacked copies."""
+    the image depends on the .deb, not on the unpacked copies. deb None: root
+    is a stage_build_tree() copy (the demo) and no Depends are checked."""
     for rel, dest in PACKAGE_FILES.items():
         src = os.path.join(root, rel)
         if not os.path.isfile(src):
-            raise RuntimeError(f"the guest package {os.path.basename(deb)} lacks /{rel}")
+            raise RuntimeError(f"the guest package {os.path.basename(deb or root)} lacks /{rel}")
         if rel == "usr/bin/daxprobe":
-            check_depends(deb, src)
+            if deb:
+                check_depends(deb, src)
             add_dynamic(img, dest, src)
         else:
             img.add_file(dest, src, 0o755)
@@ -161,9 +185,10 @@ def add_package(img, deb, root):
     img.add_data("/scripts/local-bottom/ORDER",
                  b'/scripts/local-bottom/daxprobe "$@"\n'
                  b"[ -e /conf/param.conf ] && . /conf/param.conf\n")
-    real_root = os.path.realpath(root)
-    img.deps = {d for d in img.deps if not d.startswith(real_root + os.sep)}
-    img.deps.add(os.path.realpath(deb))
+    if deb:
+        real_root = os.path.realpath(root)
+        img.deps = {d for d in img.deps if not d.startswith(real_root + os.sep)}
+        img.deps.add(os.path.realpath(deb))
 
 
 class Image:
@@ -339,10 +364,12 @@ def add_busybox(img):
         img.add_symlink(applet, "/bin/busybox")
 
 
-def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None):
-    """Write the initramfs `out` with daxprobe from the guest package `deb`;
-    returns the Image (entries, host deps). modules: what to ship (plus modules.dep closure); tools: ndctl, daxctl,
-    mkfs; load: the modules /init loads (default: its own list)."""
+def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None, staged=None):
+    """Write the initramfs `out` with daxprobe from the guest package `deb`
+    (or, deb None, from the stage_build_tree() folder `staged`); returns the
+    Image (entries, host deps). modules: what to ship (plus modules.dep
+    closure); tools: ndctl, daxctl, mkfs; load: the modules /init loads
+    (default: its own list)."""
     img = Image()
     for d in ("proc", "sys", "dev", "tmp", "run", "mnt", "results", "etc", "root"):
         img.add_dir(d)
@@ -350,7 +377,7 @@ def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None):
     if tools:
         for dest, src in BINARIES.items():
             add_dynamic(img, dest, src)
-    pkg_root = unpack_deb(deb, out + ".pkg")
+    pkg_root = unpack_deb(deb, out + ".pkg") if deb else staged
     add_package(img, deb, pkg_root)
     for soname in DLOPENED:
         lib = find_library(soname)
@@ -385,8 +412,12 @@ def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel-info", required=True)
-    ap.add_argument("--deb-dir", required=True,
-                    help="where the meson target `debs` put the guest package daxprobe_*.deb")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--deb-dir",
+                     help="where the meson target `debs` put the guest package daxprobe_*.deb")
+    src.add_argument("--program",
+                     help="the build tree's daxprobe (the demo); scripts from --source-root")
+    ap.add_argument("--source-root", help="with --program: the source tree")
     ap.add_argument("--guest-dir", required=True, help="tests/vm/guest: init + scenarios")
     ap.add_argument("--out", required=True)
     ap.add_argument("--depfile")
@@ -401,7 +432,11 @@ def main():
         print(info.get("reason", "guest kernel unavailable"), file=sys.stderr)
         return 0
 
-    img = build(info, find_guest_deb(args.deb_dir), args.guest_dir, args.out)
+    if args.program:
+        staged = stage_build_tree(args.program, args.source_root, args.out + ".pkg")
+        img = build(info, None, args.guest_dir, args.out, staged=staged)
+    else:
+        img = build(info, find_guest_deb(args.deb_dir), args.guest_dir, args.out)
     if args.depfile:
         with open(args.depfile, "w") as f:
             deps = sorted(img.deps)

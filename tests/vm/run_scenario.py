@@ -34,10 +34,12 @@ def log(msg):
 KERNEL_SUFFIX = {"6.1": "", "6.12": "-6.12"}
 
 
-def guest_inputs(vm_dir, kernel="6.1"):
+def guest_inputs(vm_dir, kernel="6.1", image=None):
+    """The kernel info and the initramfs (default: the package-built one of
+    `kernel`; image: another one in vm_dir, such as the demo's)."""
     sfx = KERNEL_SUFFIX[kernel]
     info_path = os.path.join(vm_dir, f"kernel{sfx}.json")
-    initrd = os.path.abspath(os.path.join(vm_dir, f"initramfs{sfx}.cpio"))
+    initrd = os.path.abspath(os.path.join(vm_dir, image or f"initramfs{sfx}.cpio"))
     if not os.path.exists(info_path) or not os.path.exists(initrd):
         raise Skip(f"guest image not built ({info_path}, {initrd}): "
                    f"meson compile -C BUILDDIR guest-initramfs")
