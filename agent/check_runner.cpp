@@ -35,7 +35,7 @@ CheckOutcome render(const Facts &facts, const CheckOptions &options)
     CheckOutcome out;
     out.exitCode = report.exitCode;
     out.report = reportToJson(facts, report);
-    out.text = reportToText(facts, report, options.color);
+    out.text = reportToText(facts, report, options.style);
     return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/report_text.h"
+
 namespace daxprobe
 {
 
@@ -17,7 +19,7 @@ struct CheckOptions {
     bool activeChecks = true;               // MAP_SYNC test file on writable DAX mounts
     std::string captureDir;                 // --capture: copy every file read + live facts here
     std::string replayDir;                  // --replay: compute the report from a capture
-    bool color = false;                     // ANSI colours in the text report
+    TextStyle style = TextStyle::Plain;     // colours, or journal priorities
     KmsgReader *kmsg = nullptr;             // the agent's log, open between checks
     FaultProbeCache *faultProbes = nullptr; // the agent's perf/tracepoint answers, kept
 };

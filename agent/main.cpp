@@ -1,5 +1,7 @@
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +12,7 @@
 #include "agent/daemon/agent_cli.h"
 #include "agent/exercise_report.h"
 #include "agent/profile_runner.h"
+#include "base/logging.h"
 #include "base/version.h"
 #include "protocol/verdicts.h"
 
@@ -54,6 +57,20 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
     if (!emit(text, outputPath))
         return 2;
     return commandExitCode(run);
+}
+
+// Colours on a terminal; "<N>" priorities when stdout is the journal (the
+// check's unit), so journald files each line at its severity.
+TextStyle stdoutStyle()
+{
+    if (::isatty(STDOUT_FILENO))
+        return TextStyle::Color;
+    struct stat st {
+    };
+    if (::fstat(STDOUT_FILENO, &st) == 0 &&
+        isJournalStream(std::getenv("JOURNAL_STREAM"), st.st_dev, st.st_ino))
+        return TextStyle::Journal;
+    return TextStyle::Plain;
 }
 
 } // namespace
@@ -132,7 +149,7 @@ int main(int argc, char **argv)
 
     if (checkCmd->parsed()) {
         check.activeChecks = !noActive;
-        check.color = !json && ::isatty(STDOUT_FILENO);
+        check.style = json ? TextStyle::Plain : stdoutStyle();
         CheckOutcome out = runCheck(check);
         if (json)
             fmt::print("{}\n", out.report.dump(2));

@@ -23,36 +23,64 @@ std::string size(std::uint64_t bytes)
 }
 
 struct Style {
-    bool color;
+    TextStyle style;
     std::string mark(Severity s) const
     {
         const char *word = s == Severity::Ok ? "OK  " : s == Severity::Warning ? "WARN" : "FAIL";
-        if (!color)
+        if (style != TextStyle::Color)
             return word;
         const char *c = s == Severity::Ok        ? "\033[32m"
                         : s == Severity::Warning ? "\033[33m"
                                                  : "\033[31m";
         return fmt::format("{}{}\033[0m", c, word);
     }
+    // A verdict's lines (summary, evidence, warnings, fix) share its priority.
+    std::string prefix(Severity s) const
+    {
+        if (style != TextStyle::Journal)
+            return "";
+        return s == Severity::Ok ? "<6>" : s == Severity::Warning ? "<4>" : "<3>";
+    }
 };
+
+// Journal style: every line not already given a priority is information.
+std::string prefixInfo(const std::string &text)
+{
+    std::string out;
+    out.reserve(text.size() + text.size() / 16);
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
+        if (text.compare(pos, 1, "<") != 0)
+            out += "<6>";
+        out.append(text, pos, end - pos);
+        pos = end;
+    }
+    return out;
+}
 
 void appendVerdict(std::string &out, const Verdict &v, const Style &st, const char *indent)
 {
     // Everything but the colour marks comes from the examined system.
-    out += fmt::format("{}{} {}: {}\n", indent, st.mark(v.severity), v.code, printable(v.summary));
+    std::string p = st.prefix(v.severity);
+    out += fmt::format("{}{}{} {}: {}\n", p, indent, st.mark(v.severity), v.code,
+                       printable(v.summary));
     for (const auto &e : v.evidence)
-        out += fmt::format("{}       {:<10} {}\n", indent, e.check, printable(e.result));
+        out += fmt::format("{}{}       {:<10} {}\n", p, indent, e.check, printable(e.result));
+    // A warning of an otherwise good verdict is still a warning.
+    std::string pw = st.prefix(v.severity == Severity::Ok ? Severity::Warning : v.severity);
     for (const auto &w : v.warnings)
-        out += fmt::format("{}       warning    {}\n", indent, printable(w));
+        out += fmt::format("{}{}       warning    {}\n", pw, indent, printable(w));
     if (!v.remedy.empty())
-        out += fmt::format("{}       fix:       {}\n", indent, printable(v.remedy));
+        out += fmt::format("{}{}       fix:       {}\n", p, indent, printable(v.remedy));
 }
 
 } // namespace
 
-std::string reportToText(const Facts &facts, const Report &report, bool color)
+std::string reportToText(const Facts &facts, const Report &report, TextStyle style)
 {
-    Style st{color};
+    Style st{style};
     std::string out;
     out += fmt::format(
         "daxprobe check{}\n\n",
@@ -142,11 +170,11 @@ std::string reportToText(const Facts &facts, const Report &report, bool color)
         out += fmt::format("           kernel log unreadable: {}\n", printable(facts.kmsg.error));
 
     for (const auto &w : report.warnings)
-        out += fmt::format("\nwarning: {}\n", printable(w));
+        out += fmt::format("\n{}warning: {}\n", st.prefix(Severity::Warning), printable(w));
     out += "\nVerdict\n";
     appendVerdict(out, report.overall, st, "  ");
     out += fmt::format("  exit code {}\n", report.exitCode);
-    return out;
+    return style == TextStyle::Journal ? prefixInfo(out) : out;
 }
 
 } // namespace daxprobe

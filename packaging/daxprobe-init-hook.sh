@@ -16,8 +16,14 @@ DAXPROBE=${DAXPROBE:-daxprobe}
 CMDLINE=${DAXPROBE_CMDLINE:-/proc/cmdline}
 KMSG=${DAXPROBE_KMSG:-/dev/kmsg}
 
+# Shell built-ins only, besides daxprobe and mkdir: an initramfs may have
+# klibc's few tools and no busybox (initramfs-tools without its Recommends),
+# so no cat, sed, sort or tail; the remedies must reach the console exactly
+# when strict mode stops the boot.
+cmdline=
+read -r cmdline <"$CMDLINE" 2>/dev/null
 mode=warn
-for arg in $(cat "$CMDLINE" 2>/dev/null); do
+for arg in $cmdline; do
     case $arg in
         daxprobe.mode=*) mode=${arg#daxprobe.mode=} ;;
         daxprobe.strict) mode=strict ;;
@@ -49,17 +55,40 @@ mkdir -p /run/daxprobe
 "$DAXPROBE" check --json --no-active >/run/daxprobe/check.json 2>/run/daxprobe/check.log
 rc=$?
 # One line per finding for the console: the overall verdict, then each
-# mount/namespace problem with its remedy (the JSON holds the evidence).
-# (dump(2) layout: the overall verdict's code is the one indented by 4.)
-summary=$(sed -n 's/^    "code": "\([a-z_]*\)",*$/\1/p' /run/daxprobe/check.json)
+# distinct remedy (the JSON holds the evidence). dump(2) layout: the overall
+# verdict's code is the one indented by 4.
+summary=
+remedies=
+while IFS= read -r line; do
+    case $line in
+        '    "code": "'*)
+            code=${line#*\"code\": \"}
+            summary=${code%%\"*} ;;
+        *'"remedy": "'*)
+            remedy=${line#*\"remedy\": \"}
+            remedy=${remedy%,}
+            remedy=${remedy%\"}
+            case "$remedies" in
+                *"
+$remedy
+"*) ;;
+                *) remedies="${remedies:-
+}$remedy
+" ;;
+            esac ;;
+    esac
+done </run/daxprobe/check.json
+last=
+while IFS= read -r line; do last=$line; done </run/daxprobe/check.log
 case $rc in
     0) log "DAX verified (mode $mode)" ;;
     1)
         log "PROBLEM: ${summary:-see /run/daxprobe/check.json} (mode $mode)"
-        sed -n 's/^ *"remedy": "\(.*\)",*$/\1/p' /run/daxprobe/check.json | sort -u |
-            while read -r remedy; do log "remedy: $remedy"; done
+        printf '%s' "$remedies" | while IFS= read -r remedy; do
+            [ -n "$remedy" ] && log "remedy: $remedy"
+        done
         ;;
-    *) log "the check failed (exit $rc, mode $mode): $(tail -n 1 /run/daxprobe/check.log)" ;;
+    *) log "the check failed (exit $rc, mode $mode): $last" ;;
 esac
 if [ "$mode" = strict ] && [ $rc -ne 0 ]; then
     log "daxprobe.mode=strict: stopping the boot"

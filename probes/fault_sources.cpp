@@ -1,6 +1,7 @@
 #include "probes/fault_sources.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -45,6 +46,46 @@ std::optional<int> readParanoid(const Root &root)
     return std::nullopt;
 }
 
+constexpr int kCapSysAdmin = 21;
+constexpr int kCapPerfmon = 38;
+
+// This process's effective capabilities (CapEff in /proc/self/status).
+std::optional<std::uint64_t> effectiveCaps(const Root &root)
+{
+    auto status = root.readAttr("proc/self/status");
+    if (!status)
+        return std::nullopt;
+    for (auto line : splitLines(*status))
+        if (line.substr(0, 7) == "CapEff:") {
+            auto hex = trim(line.substr(7));
+            std::uint64_t v = 0;
+            auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), v, 16);
+            if (ec != std::errc() || end != hex.data() + hex.size() || hex.empty())
+                return std::nullopt;
+            return v;
+        }
+    return std::nullopt;
+}
+
+// Why perf_event_open was refused, and what would allow it. Debian's kernels
+// add perf_event_paranoid=3 (their default): then only CAP_SYS_ADMIN may open
+// perf events, CAP_PERFMON is not enough (so a unit that keeps CAP_PERFMON
+// alone is refused while a root shell is not).
+std::string deniedReason(const Root &root, std::optional<int> paranoid)
+{
+    std::string level = paranoid ? std::to_string(*paranoid) : "?";
+    auto caps = effectiveCaps(root);
+    bool sysAdmin = caps && (*caps >> kCapSysAdmin & 1);
+    if (paranoid && *paranoid >= 3 && caps && !sysAdmin)
+        return fmt::format("no permission (perf_event_paranoid={}: this kernel then allows perf "
+                           "events only with CAP_SYS_ADMIN, which this process lacks{}); "
+                           "sysctl kernel.perf_event_paranoid=2 lets it count its own faults",
+                           level, (*caps >> kCapPerfmon & 1) ? " (it has CAP_PERFMON)" : "");
+    return fmt::format("no permission (perf_event_paranoid={}); run as root or "
+                       "sysctl kernel.perf_event_paranoid=1",
+                       level);
+}
+
 } // namespace
 
 PerfAvailability probePerf(const Root &root)
@@ -56,9 +97,7 @@ PerfAvailability probePerf(const Root &root)
     if (!counter) {
         int err = counter.error().code;
         if (err == EACCES || err == EPERM)
-            out.reason = fmt::format("no permission (perf_event_paranoid={}); run as root or "
-                                     "sysctl kernel.perf_event_paranoid=1",
-                                     out.paranoid ? std::to_string(*out.paranoid) : "?");
+            out.reason = deniedReason(root, out.paranoid);
         else if (err == ENOENT || err == ENOSYS || err == EOPNOTSUPP)
             out.reason = "kernel has no perf software events (CONFIG_PERF_EVENTS off?)";
         else

@@ -12,12 +12,12 @@ import tempfile
 from pathlib import Path
 
 
-def run_hook(hook, tmp, cmdline, fixture, rc, with_nd=True):
+def run_hook(hook, tmp, cmdline, fixture, rc, with_nd=True, bare_path=False):
     fake = Path(tmp) / "daxprobe"
     calls = Path(tmp) / "calls"
     if calls.exists():
         calls.unlink()
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\ncat {fixture}\nexit {rc}\n")
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\n/bin/cat {fixture}\nexit {rc}\n")
     fake.chmod(0o755)
     (Path(tmp) / "cmdline").write_text(cmdline + "\n")
     kmsg = Path(tmp) / "kmsg"
@@ -26,9 +26,17 @@ def run_hook(hook, tmp, cmdline, fixture, rc, with_nd=True):
     (sysfs / "bus" / "nd").mkdir(parents=True, exist_ok=True) if with_nd else sysfs.mkdir(exist_ok=True)
     env = dict(os.environ, DAXPROBE=str(fake), DAXPROBE_CMDLINE=str(Path(tmp) / "cmdline"),
                DAXPROBE_KMSG=str(kmsg), DAXPROBE_SYSFS=str(sysfs))
+    if bare_path:
+        # An initramfs without busybox (initramfs-tools without Recommends):
+        # klibc's few tools, no sed, sort, tail or cat. Only mkdir here.
+        bare = Path(tmp) / "bare-bin"
+        bare.mkdir(exist_ok=True)
+        if not (bare / "mkdir").exists():
+            (bare / "mkdir").symlink_to("/bin/mkdir")
+        env["PATH"] = str(bare)
     # /run/daxprobe is where the report is kept: a private one per run.
-    r = subprocess.run(["unshare", "--mount", "sh", "-c",
-                        f"mount -t tmpfs tmpfs /run && exec sh {hook}"],
+    r = subprocess.run(["/usr/bin/unshare", "--mount", "/bin/sh", "-c",
+                        f"/bin/mount -t tmpfs tmpfs /run && exec /bin/sh {hook}"],
                        env=env, capture_output=True, text=True)
     return r.returncode, kmsg.read_text(), calls.exists()
 
@@ -68,6 +76,17 @@ def main():
             for n in needles:
                 if n not in kmsg:
                     failures.append(f"{cmdline} / {report.parent.name}: kernel log lacks {n!r}")
+        # Shell built-ins only: the remedy must reach the log when strict mode
+        # stops a boot whose initramfs has no sed or sort.
+        got, kmsg, called = run_hook(hook, tmp, "daxprobe.mode=strict", raw, 1, bare_path=True)
+        print(f"[strict, no sed/sort/cat] hook {got}\n{kmsg}")
+        for n in ("PROBLEM: problems_found (mode strict)",
+                  "remedy: ndctl create-namespace -f -e namespace0.0 -m fsdax",
+                  "stopping the boot"):
+            if n not in kmsg:
+                failures.append(f"without sed/sort: kernel log lacks {n!r}")
+        if got != 1:
+            failures.append(f"without sed/sort: strict exit {got}, want 1")
         got, kmsg, called = run_hook(hook, tmp, "quiet", raw, 1, with_nd=False)
         if got != 0 or called or "nothing to check" not in kmsg:
             failures.append("warn mode without /sys/bus/nd should skip the check quietly")

@@ -12,7 +12,8 @@ depends() {
 }
 
 installkernel() {
-    instmods nfit nd_pmem nd_btt dax_pmem
+    # libnvdimm by name: ndctl's modprobe.d makes it an "install" command.
+    instmods libnvdimm nfit nd_pmem nd_btt dax_pmem
 }
 
 install() {
