@@ -16,6 +16,7 @@ packages="
     qemu-system-x86 busybox-static ndctl daxctl e2fsprogs xfsprogs kmod cpio xz-utils zstd socat sqlite3
     linux-perf strace vmtouch
     ccache debhelper lintian help2man bash-completion udev prometheus libvirt-clients
+    mmdebstrap
 "
 
 missing=""

@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Build a real Debian guest (systemd as PID 1, udev, the guest's own kernel)
+with the project's packages installed by apt: the `debian12-image` and
+`debian13-image` targets of the VM suite.
+
+Two layers, because the first takes minutes and changes rarely:
+
+  base  mmdebstrap of SUITE from the host's own Debian archive URI: systemd-sysv,
+        udev, the kernel (linux-image-amd64), ndctl, mkfs tools and the initramfs
+        generator (initramfs-tools, or Debian's dracut package with --initramfs
+        dracut; never installed on the host, where it conflicts with
+        initramfs-tools). No initramfs is made yet. Kept as a tarball in the
+        machine's cache (DAXPROBE_VM_CACHE), keyed on the suite, the package list
+        and the candidate versions of those packages in the suite's lists.
+  image in OUT (the build folder), redone when the packages change: the base
+        unpacked; the initramfs made once without daxprobe (OUT/initrd-nohook.img,
+        the boot-cost benchmark's reference), then `apt-get install
+        ./daxprobe_*.deb` in the chroot, whose trigger remakes it with the hook
+        (OUT/initrd.img). All of it runs on the host in the image's chroot, never
+        in a TCG guest (~20 min there). Then: OUT/vmlinux (the ELF inside the
+        image's own vmlinuz, booted through PVH), OUT/disk.img (ext4 root for
+        virtio-blk), OUT/pmem-root.img (the same root as XFS, for a root on an
+        NVDIMM: a raw namespace starts at byte 0 of the backing file),
+        OUT/lsinitramfs.txt, OUT/image.json.
+
+The image carries one thing that is the test bed's, not Debian's:
+daxprobe-testbed.service, a shell on the virtio-serial port
+org.daxprobe.testbed.0 through which the host asks systemd, journalctl and
+the kernel what happened (systemd_guest.py).
+
+  debian_image.py --suite bookworm --deb-dir BUILD/deb --out DIR --stamp S
+"""
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from guest_kernel import default_cache, extract_vmlinux, host_archive_uri, private_apt  # noqa: E402
+
+BASE_FORMAT = 1  # bump when the base's recipe changes in a way the key cannot see
+PACKAGES = ["systemd-sysv", "udev", "kmod", "linux-image-amd64", "ndctl", "daxctl",
+            "xfsprogs", "e2fsprogs", "libpmem1", "zstd", "procps"]
+INITRAMFS_TOOLS = {"initramfs-tools": ["initramfs-tools"], "dracut": ["dracut"]}
+TESTBED_PORT = "org.daxprobe.testbed.0"
+
+TESTBED_DEVICE = "dev-virtio\\x2dports-" + TESTBED_PORT.replace("-", "\\x2d") + ".device"
+TESTBED_UNIT = f"""[Unit]
+Description=daxprobe test bed: the host's shell on {TESTBED_PORT} (not part of daxprobe)
+BindsTo={TESTBED_DEVICE}
+After={TESTBED_DEVICE}
+DefaultDependencies=no
+
+[Service]
+ExecStart=/usr/local/sbin/daxprobe-testbed /dev/virtio-ports/{TESTBED_PORT}
+"""
+
+TESTBED_RULE = f"""SUBSYSTEM=="virtio-ports", ATTR{{name}}=="{TESTBED_PORT}", \\
+  TAG+="systemd", ENV{{SYSTEMD_WANTS}}+="daxprobe-testbed.service"
+"""
+
+# One command per line from the host; its output, then "@@RC <token> <status>".
+# The port stays open for the shell's life: data arriving while a guest has
+# it open but unread is lost when it closes.
+TESTBED_SHELL = """#!/bin/sh
+exec 3<>"$1"
+while IFS= read -r line <&3; do
+    token=${line%% *}
+    /bin/sh -c "${line#* }" >&3 2>&1 </dev/null
+    echo "@@RC $token $?" >&3
+done
+"""
+
+
+def log(msg):
+    print(f"debian_image: {msg}", flush=True)
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, text=True, capture_output=True, **kw)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-3000:]}"
+                           f"{p.stderr[-3000:]}")
+    return p.stdout
+
+
+def candidate_versions(cache, suite, packages):
+    """{package: candidate version} from the suite's lists (a private apt
+    configuration under the cache, updated once)."""
+    opts = private_apt(cache, suite)
+    out = run(["apt-cache"] + opts + ["policy"] + packages)
+    versions, name = {}, None
+    for line in out.splitlines():
+        if line and not line.startswith(" "):
+            name = line.rstrip(":")
+        elif line.strip().startswith("Candidate:") and name:
+            versions[name] = line.split(":", 1)[1].strip()
+    kernel = run(["apt-cache"] + opts + ["depends", "linux-image-amd64"])
+    versions["kernel"] = next((w for w in kernel.split() if w.startswith("linux-image-6")
+                               or w.startswith("linux-image-7")), "?")
+    return versions
+
+
+def build_base(cache, suite, initramfs):
+    packages = PACKAGES + INITRAMFS_TOOLS[initramfs]
+    versions = candidate_versions(cache, suite, packages)
+    mirror = host_archive_uri()
+    key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions],
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    tar = os.path.join(cache, f"debian-{suite}-{initramfs}-{key}.tar")
+    if os.path.exists(tar):
+        log(f"base {os.path.basename(tar)} from the cache")
+        return tar, versions
+    if not shutil.which("mmdebstrap"):
+        raise RuntimeError("mmdebstrap not found (packaging/install-deps.sh)")
+    log(f"building base {os.path.basename(tar)} with mmdebstrap (minutes)")
+    t0 = time.monotonic()
+    # No initramfs at install time: the image layer makes it once, with or
+    # without daxprobe's hook.
+    hook = ('mkdir -p "$1/etc/initramfs-tools" && '
+            'echo update_initramfs=no > "$1/etc/initramfs-tools/update-initramfs.conf"')
+    if initramfs == "dracut":
+        hook = "true"  # dracut's kernel hook makes one at install: remade later anyway
+    # force-confold: keep that pre-seeded conffile without asking. The
+    # output's name ends in .tar: mmdebstrap picks the format by it.
+    tmp = tar[:-len(".tar")] + ".partial.tar"
+    run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
+         "--dpkgopt=force-confold", "--dpkgopt=force-confdef",
+         "--essential-hook=" + hook, suite, tmp, mirror])
+    os.replace(tmp, tar)
+    log(f"base built in {time.monotonic() - t0:.0f} s")
+    for old in glob.glob(os.path.join(cache, f"debian-{suite}-{initramfs}-*.tar")):
+        if old != tar:
+            os.unlink(old)
+    return tar, versions
+
+
+class Chroot:
+    """/proc, /sys and /dev of the host inside the image while packages are
+    installed (as mmdebstrap does), always unmounted."""
+
+    def __init__(self, root):
+        self.root = root
+        self.mounted = []
+
+    def __enter__(self):
+        for fs, args in (("proc", ["-t", "proc", "proc"]), ("sys", ["-t", "sysfs", "sys"]),
+                         ("dev", ["--rbind", "/dev"])):
+            target = os.path.join(self.root, fs)
+            run(["mount"] + args + [target])
+            self.mounted.append(target)
+        return self
+
+    def __call__(self, *cmd):
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive",
+               "LC_ALL": "C.UTF-8", "HOME": "/root"}
+        return run(["chroot", self.root] + list(cmd), env=env)
+
+    def __exit__(self, *exc):
+        for target in reversed(self.mounted):
+            subprocess.run(["umount", "-R", "-l", target], capture_output=True)
+        return False
+
+
+def configure(root):
+    """What a user would set up after debootstrap: an identity, a console
+    login, no first-boot questions; plus the test bed's shell."""
+    with open(os.path.join(root, "etc/hostname"), "w") as f:
+        f.write("daxprobe-guest\n")
+    # A fixed machine-id: no systemd-firstboot prompt on the console.
+    with open(os.path.join(root, "etc/machine-id"), "w") as f:
+        f.write(hashlib.md5(root.encode()).hexdigest() + "\n")
+    with open(os.path.join(root, "etc/fstab"), "w") as f:
+        f.write("# the root is mounted by the initramfs (root= on the kernel command line)\n")
+    for path, text, mode in (
+            ("usr/local/sbin/daxprobe-testbed", TESTBED_SHELL, 0o755),
+            ("etc/systemd/system/daxprobe-testbed.service", TESTBED_UNIT, 0o644),
+            ("etc/udev/rules.d/90-daxprobe-testbed.rules", TESTBED_RULE, 0o644)):
+        p = os.path.join(root, path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+        os.chmod(p, mode)
+
+
+def make_initramfs(ch, root, initramfs, kver):
+    if initramfs == "dracut":
+        ch("dracut", "--force", "--kver", kver, f"/boot/initrd.img-{kver}")
+    else:
+        with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
+            f.write("update_initramfs=yes\n")
+        ch("update-initramfs", "-c" if not os.path.exists(
+            os.path.join(root, f"boot/initrd.img-{kver}")) else "-u", "-k", kver)
+    return os.path.join(root, f"boot/initrd.img-{kver}")
+
+
+def tree_size(root):
+    return int(run(["du", "-sxb", root]).split()[0])
+
+
+def make_xfs(root, image, size):
+    """An XFS filesystem holding `root`, made without mounting it: mkfs.xfs's
+    protofile (regular files, directories, symlinks, device nodes)."""
+    lines = ["/dev/null", "0 0", "d--755 0 0"]
+
+    def walk(d, depth):
+        for name in sorted(os.listdir(d)):
+            p = os.path.join(d, name)
+            st = os.lstat(p)
+            perm = f"{st.st_mode & 0o777:03o}"
+            suid = "u" if st.st_mode & 0o4000 else "-"
+            sgid = "g" if st.st_mode & 0o2000 else "-"
+            own = f"{st.st_uid} {st.st_gid}"
+            if " " in name or not name.isprintable():
+                continue
+            if os.path.islink(p):
+                lines.append(f"{name} l{suid}{sgid}{perm} {own} {os.readlink(p)}")
+            elif os.path.isdir(p):
+                lines.append(f"{name} d{suid}{sgid}{perm} {own}")
+                walk(p, depth + 1)
+                lines.append("$")
+            elif os.path.isfile(p):
+                lines.append(f"{name} -{suid}{sgid}{perm} {own} {p}")
+            elif stat_is(st, "chr") or stat_is(st, "blk"):
+                kind = "c" if stat_is(st, "chr") else "b"
+                lines.append(f"{name} {kind}{suid}{sgid}{perm} {own} "
+                             f"{os.major(st.st_rdev)} {os.minor(st.st_rdev)}")
+            elif stat_is(st, "fifo"):
+                lines.append(f"{name} p{suid}{sgid}{perm} {own}")
+    walk(root, 0)
+    lines.append("$")
+    proto = image + ".proto"
+    with open(proto, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(image, "wb") as f:
+        f.truncate(size)
+    run(["mkfs.xfs", "-q", "-f", "-m", "reflink=0", "-d", "su=2m,sw=1,agcount=2", "-p", proto,
+         image])
+    os.unlink(proto)
+
+
+def make_upgrade(deb, outdir):
+    """The same package with a higher version (VERSION+upgrade1), for the
+    upgrade in a running guest: what changes between versions is the
+    maintainer scripts' path, not the payload."""
+    import tempfile
+    os.makedirs(outdir)
+    with tempfile.TemporaryDirectory(prefix="dxdeb-") as tmp:
+        tree = os.path.join(tmp, "tree")
+        run(["dpkg-deb", "-R", deb, tree])
+        control = os.path.join(tree, "DEBIAN", "control")
+        text = open(control).read()
+        version = next(l.split(":", 1)[1].strip() for l in text.splitlines()
+                       if l.startswith("Version:"))
+        with open(control, "w") as f:
+            f.write(text.replace(f"Version: {version}\n", f"Version: {version}+upgrade1\n"))
+        run(["dpkg-deb", "-Zxz", "-b", tree, os.path.join(outdir, f"daxprobe_{version}+upgrade1_amd64.deb")])
+
+
+def stat_is(st, kind):
+    import stat
+    return {"chr": stat.S_ISCHR, "blk": stat.S_ISBLK, "fifo": stat.S_ISFIFO}[kind](st.st_mode)
+
+
+def build_image(args):
+    t0 = time.monotonic()
+    base, versions = build_base(args.cache, args.suite, args.initramfs)
+    out = os.path.abspath(args.out)
+    root = os.path.join(out, "root")
+    if os.path.exists(root):
+        subprocess.run(["umount", "-R", "-l", *(os.path.join(root, d) for d in
+                                                ("proc", "sys", "dev"))], capture_output=True)
+        shutil.rmtree(root)
+    os.makedirs(root)
+    run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
+    configure(root)
+    kvers = sorted(os.listdir(os.path.join(root, "lib/modules")))
+    if len(kvers) != 1:
+        raise RuntimeError(f"want one kernel in the image, found {kvers}")
+    kver = kvers[0]
+    guest_deb = glob.glob(os.path.join(args.deb_dir, "daxprobe_*.deb"))
+    if len(guest_deb) != 1:
+        raise RuntimeError(f"want one daxprobe_*.deb in {args.deb_dir}, found {guest_deb}")
+    debdir = os.path.join(root, "root/debs")
+    os.makedirs(debdir)
+    for d in glob.glob(os.path.join(args.deb_dir, "daxprobe*.deb")):
+        if "dbgsym" not in d:
+            shutil.copy(d, debdir)
+    make_upgrade(guest_deb[0], os.path.join(debdir, "upgrade"))
+    with Chroot(root) as ch:
+        t = time.monotonic()
+        # The kernel's own install made one (no daxprobe yet): that is the
+        # reference; otherwise make it.
+        initrd = os.path.join(root, f"boot/initrd.img-{kver}")
+        if not os.path.exists(initrd):
+            make_initramfs(ch, root, args.initramfs, kver)
+        elif args.initramfs == "initramfs-tools":
+            with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
+                f.write("update_initramfs=yes\n")
+        shutil.copy(initrd, os.path.join(out, "initrd-nohook.img"))
+        log(f"initramfs without daxprobe: {time.monotonic() - t:.0f} s")
+        t = time.monotonic()
+        # As a user would: apt installs the package; its files trigger the
+        # initramfs generator (initramfs-tools' trigger; dracut is run here).
+        ch("apt-get", "install", "-y", "-q", "--no-install-recommends",
+           "/root/debs/" + os.path.basename(guest_deb[0]))
+        if args.initramfs == "dracut":
+            make_initramfs(ch, root, args.initramfs, kver)
+        log(f"apt-get install daxprobe + initramfs: {time.monotonic() - t:.0f} s")
+        with open(os.path.join(out, "lsinitramfs.txt"), "w") as f:
+            f.write(ch("lsinitramfs", f"/boot/initrd.img-{kver}") if args.initramfs !=
+                    "dracut" else ch("lsinitrd", f"/boot/initrd.img-{kver}"))
+        installed = ch("dpkg-query", "-W", "-f", "${Package} ${Version}\n")
+    shutil.copy(initrd, os.path.join(out, "initrd.img"))
+    extract_vmlinux(os.path.join(root, f"boot/vmlinuz-{kver}"), os.path.join(out, "vmlinux"))
+    size = tree_size(root)
+    disk_size = (int(size * 1.3) + (256 << 20)) // (1 << 20) << 20
+    disk = os.path.join(out, "disk.img")
+    if os.path.exists(disk):
+        os.unlink(disk)
+    run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-L", "daxprobe-root", "-d", root, disk,
+         f"{disk_size >> 20}M"])
+    pmem = os.path.join(out, "pmem-root.img")
+    if args.pmem_root:
+        # XFS needs 300 MB at least; 2 MiB multiples for the NVDIMM.
+        pmem_size = max(disk_size + (256 << 20), 512 << 20) // (2 << 20) * (2 << 20)
+        make_xfs(root, pmem, pmem_size)
+    info = {"suite": args.suite, "initramfs": args.initramfs, "kernel": kver,
+            "base": os.path.basename(base), "candidates": versions,
+            "packages": dict(line.split(" ", 1) for line in installed.splitlines() if line),
+            "root_bytes": size, "disk_bytes": disk_size,
+            "pmem_root": os.path.basename(pmem) if args.pmem_root else None,
+            "pmem_root_bytes": os.path.getsize(pmem) if args.pmem_root else 0,
+            "build_seconds": round(time.monotonic() - t0, 1)}
+    with open(os.path.join(out, "image.json"), "w") as f:
+        json.dump(info, f, indent=2)
+        f.write("\n")
+    shutil.rmtree(root)
+    log(f"{args.suite} image ready in {out} ({info['build_seconds']} s, kernel {kver})")
+    return info
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--suite", required=True, help="bookworm, trixie")
+    ap.add_argument("--initramfs", default="initramfs-tools", choices=INITRAMFS_TOOLS)
+    ap.add_argument("--deb-dir", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cache", default=default_cache())
+    ap.add_argument("--pmem-root", action="store_true", help="also make pmem-root.img (XFS)")
+    ap.add_argument("--stamp", help="written last (the meson target's output)")
+    args = ap.parse_args()
+    os.makedirs(args.cache, exist_ok=True)
+    os.makedirs(args.out, exist_ok=True)
+    try:
+        if os.geteuid() != 0:
+            raise RuntimeError("building a Debian image needs root (chroot, device nodes)")
+        build_image(args)
+    except (RuntimeError, OSError) as e:
+        # The tests read the reason and say it (SKIP); the build goes on.
+        print(f"debian_image: {e}", file=sys.stderr)
+        with open(os.path.join(args.out, "image.json"), "w") as f:
+            json.dump({"suite": args.suite, "error": str(e)}, f, indent=2)
+        if args.stamp:
+            open(args.stamp, "w").close()
+            os.utime(args.stamp, (0, 0))
+        return 0
+    if args.stamp:
+        with open(args.stamp, "w") as f:
+            f.write(open(os.path.join(args.out, "image.json")).read())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
