@@ -198,6 +198,8 @@ class SystemdGuest:
                 chunk = self.shell.recv(65536)
             except socket.timeout:
                 continue
+            except ConnectionResetError:
+                chunk = b""
             if not chunk:
                 raise GuestError(f"guest shell closed while running {command!r}")
             self.shell_buf += chunk
