@@ -73,7 +73,7 @@ class IgnoreInterrupts
 
 } // namespace
 
-CommandRun runCommand(const Root &root, const CommandProfileOptions &options)
+CommandRun profileCommand(const Root &root, const CommandProfileOptions &options)
 {
     CommandRun run;
     run.argv = options.argv;

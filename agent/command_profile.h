@@ -56,6 +56,6 @@ struct CommandRun {
 // sleeps in wait4 until it ends: no polling while the command runs.
 // SIGINT and SIGQUIT are ignored meanwhile, as time(1) does, so ^C stops the
 // command and the report still comes.
-CommandRun runCommand(const Root &root, const CommandProfileOptions &options);
+CommandRun profileCommand(const Root &root, const CommandProfileOptions &options);
 
 } // namespace daxprobe

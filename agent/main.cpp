@@ -48,7 +48,7 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
         fmt::print(stderr, "daxprobe profile: {}\n", root.error().describe());
         return 2;
     }
-    CommandRun run = runCommand(*root, options);
+    CommandRun run = profileCommand(*root, options);
     std::string text =
         json ? nlohmann::json{{"schema", protocol::kProfileSchema}, {"command", commandJson(run)}}
                        .dump(2) +

@@ -187,7 +187,7 @@ void AgentSession::handleLine(const std::string &line)
     // The plain shape of ping/info/check/...: no JSON document built for it.
     if (auto simple = scanSimpleCommand(line)) {
         static const json kNoArguments = json::object();
-        runCommand(simple->name, kNoArguments, simple->id);
+        answerCommand(simple->name, kNoArguments, simple->id);
         return;
     }
     auto obj = protocol::parseObject(line, options_.commandLimits);
@@ -217,10 +217,11 @@ void AgentSession::handleLine(const std::string &line)
     std::string idText = m->id.is_null()
                              ? std::string()
                              : m->id.dump(-1, ' ', false, json::error_handler_t::replace);
-    runCommand(m->name, m->payload, idText);
+    answerCommand(m->name, m->payload, idText);
 }
 
-void AgentSession::runCommand(std::string_view name, const json &arguments, std::string_view idText)
+void AgentSession::answerCommand(std::string_view name, const json &arguments,
+                                 std::string_view idText)
 {
     bool sentinelFirst = false;
     // Two statements: the flag is set by dispatch, so it must run first.

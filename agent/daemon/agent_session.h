@@ -80,8 +80,8 @@ class AgentSession
     void handleLine(const std::string &line);
     // Runs one command and queues its reply. idText: the id as JSON text
     // (empty: none), so a reply is printed without building a document.
-    void runCommand(std::string_view name, const nlohmann::json &arguments,
-                    std::string_view idText);
+    void answerCommand(std::string_view name, const nlohmann::json &arguments,
+                       std::string_view idText);
     std::string dispatch(std::string_view name, const nlohmann::json &arguments,
                          std::string_view idText, bool &sentinelFirst);
     void pushReport(nlohmann::json report, std::string_view reason);
