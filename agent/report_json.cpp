@@ -148,6 +148,7 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
         nss.push_back(std::move(n));
     }
     j["namespaces"] = nss;
+    j["dax_devices"] = facts.topology.daxDevices;
 
     json mounts = json::array();
     for (const auto &mr : report.mounts)

@@ -74,6 +74,12 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"uuid", Kind::String},
         {"blockdev", Kind::String},
         {"chardev", Kind::String},
+        {"namespace", Kind::String},
+        {"target_node", Kind::Integer},
+        {"state", Kind::String},
+        {"online_memblocks", Kind::Unsigned},
+        {"total_memblocks", Kind::Unsigned},
+        {"movable", Kind::Bool},
         {"ran", Kind::Bool},
         {"file", Kind::String},
         {"dax", Kind::Bool},
@@ -146,7 +152,7 @@ Result<void> validateLiveJson(const json &j)
     if (auto it = j.find("topology"); it != j.end()) {
         if (auto r = checkRecord(*it, "topology"); !r)
             return r;
-        for (const char *list : {"buses", "regions", "namespaces"})
+        for (const char *list : {"buses", "regions", "namespaces", "dax_devices"})
             if (auto r = checkList(*it, list, "topology"); !r)
                 return r;
     }

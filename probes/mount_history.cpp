@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "probes/dax_refusals.h"
+
 namespace daxprobe
 {
 
@@ -38,7 +40,10 @@ MountEvent classifyMountLine(std::string_view m)
     // XFS says both halves on one line: refused by the device, mounted anyway.
     if (has(m, "Turning off DAX"))
         return MountEvent::DaxTurnedOff;
-    if (has(m, "DAX unsupported by block device") || has(m, "DAX and reflink cannot be used"))
+    if (const DaxRefusal *r = findDaxRefusal(m); r && r->outcome != DaxRefusal::Outcome::Note)
+        return r->outcome == DaxRefusal::Outcome::DaxOff ? MountEvent::DaxTurnedOff
+                                                         : MountEvent::DaxRefused;
+    if (has(m, "DAX unsupported by block device"))
         return MountEvent::DaxRefused;
     if (has(m, "mounted filesystem") || has(m, "re-mounted") || has(m, "Ending clean mount") ||
         has(m, "Ending recovery"))

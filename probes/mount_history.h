@@ -14,7 +14,7 @@ namespace daxprobe
 // it, never a later mount of the same device.
 enum class MountEvent {
     None,
-    DaxRefused,   // ext4 "DAX unsupported by block device.": that mount failed
+    DaxRefused,   // ext4 "DAX unsupported by block device." (dax_refusals.h): that mount failed
     DaxTurnedOff, // XFS "... Turning off DAX.": the mount went on without DAX
     Failed,       // another line that ends an attempt in failure
     Mounted,      // ext4 "mounted filesystem", "re-mounted"; XFS "Ending clean mount"

@@ -16,6 +16,9 @@ std::string remountDax(const MountEntry &m);
 // The whole sequence for a filesystem on a namespace that cannot do DAX:
 // reconfiguring the namespace destroys its contents.
 std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns);
+// Make the filesystem again with other mkfs options (`extra`, e.g. "-b 4096"),
+// on the same device: for what only mkfs decides (block size, features).
+std::string remakeFilesystem(const MountEntry &m, const std::string &extra);
 // Per-file DAX (dax=inode): the flag on a directory is inherited by files
 // created in it afterwards.
 std::string setDaxFlag(const std::string &dir);

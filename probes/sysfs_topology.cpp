@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <tuple>
 
+#include "probes/dax_device.h"
 #include "probes/text_util.h"
 
 namespace daxprobe
@@ -158,7 +159,8 @@ const Claim *claimOf(const std::vector<Claim> &claims, const std::string &ns)
 // disabled: ndctl list hides those too). "Enabled" is a bound driver, seen
 // by what the driver created: the disk, or the device-dax device.
 bool readNamespace(const Root &root, const std::string &regionPath, const std::string &region,
-                   const std::string &name, const std::vector<Claim> &claims, NdNamespace &ns)
+                   const std::string &name, const std::vector<Claim> &claims, NdNamespace &ns,
+                   std::vector<DaxDevice> &daxDevices)
 {
     const std::string path = regionPath + "/" + name;
     ns.dev = name;
@@ -184,6 +186,10 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
             ns.chardev = daxCharDevice(root, p, enabled);
             if (!enabled)
                 return false;
+            if (!ns.chardev.empty()) {
+                daxDevices.push_back(readDaxDevice(root, p + "/" + ns.chardev, ns.chardev));
+                daxDevices.back().nsDev = name;
+            }
         } else {
             ns.blockdev = blockDevice(root, p);
             if (ns.blockdev.empty())
@@ -231,7 +237,7 @@ void readRegion(const Root &root, const std::string &busPath, const std::string 
         auto claims = readClaims(root, path, *entries);
         for (const auto &c : children(*entries, "namespace")) {
             NdNamespace ns;
-            if (readNamespace(root, path, r.dev, c.name, claims, ns))
+            if (readNamespace(root, path, r.dev, c.name, claims, ns, topo.daxDevices))
                 topo.namespaces.push_back(std::move(ns));
         }
     }

@@ -1,5 +1,7 @@
 #include "probes/topology.h"
 
+#include <type_traits>
+
 namespace daxprobe
 {
 
@@ -25,7 +27,32 @@ std::uint64_t getU64(const nlohmann::json &j, const char *key)
     return it != j.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
 }
 
+template <typename T>
+void getOptional(const nlohmann::json &j, const char *key, std::optional<T> &out)
+{
+    auto it = j.find(key);
+    if (it == j.end())
+        return;
+    if constexpr (std::is_same_v<T, bool>) {
+        if (it->is_boolean())
+            out = it->get<bool>();
+    } else if constexpr (std::is_signed_v<T>) {
+        if (it->is_number_integer())
+            out = it->get<T>();
+    } else if (it->is_number_unsigned()) {
+        out = it->get<T>();
+    }
+}
+
 } // namespace
+
+const DaxDevice *Topology::daxDeviceByChardev(const std::string &chardev) const
+{
+    for (const auto &d : daxDevices)
+        if (d.chardev == chardev)
+            return &d;
+    return nullptr;
+}
 
 const NdNamespace *Topology::namespaceByBlockdev(const std::string &blockdev) const
 {
@@ -100,12 +127,46 @@ void from_json(const nlohmann::json &j, NdNamespace &n)
     n.badblockCount = getU64(j, "badblock_count");
 }
 
+// daxctl list's names; its memory block fields only where daxctl shows them.
+void to_json(nlohmann::json &j, const DaxDevice &d)
+{
+    j = {{"chardev", d.chardev}, {"size", d.size}};
+    putString(j, "namespace", d.nsDev);
+    if (d.targetNode)
+        j["target_node"] = *d.targetNode;
+    if (d.align)
+        j["align"] = d.align;
+    putString(j, "mode", d.mode);
+    putString(j, "state", d.state);
+    if (d.onlineMemblocks)
+        j["online_memblocks"] = *d.onlineMemblocks;
+    if (d.totalMemblocks)
+        j["total_memblocks"] = *d.totalMemblocks;
+    if (d.movable)
+        j["movable"] = *d.movable;
+}
+
+void from_json(const nlohmann::json &j, DaxDevice &d)
+{
+    d.chardev = getString(j, "chardev");
+    d.nsDev = getString(j, "namespace");
+    d.size = getU64(j, "size");
+    d.align = getU64(j, "align");
+    getOptional(j, "target_node", d.targetNode);
+    d.mode = getString(j, "mode");
+    d.state = getString(j, "state");
+    getOptional(j, "online_memblocks", d.onlineMemblocks);
+    getOptional(j, "total_memblocks", d.totalMemblocks);
+    getOptional(j, "movable", d.movable);
+}
+
 void to_json(nlohmann::json &j, const Topology &t)
 {
     j = {{"available", t.available},
          {"buses", t.buses},
          {"regions", t.regions},
-         {"namespaces", t.namespaces}};
+         {"namespaces", t.namespaces},
+         {"dax_devices", t.daxDevices}};
     putString(j, "error", t.error);
 }
 
@@ -119,6 +180,8 @@ void from_json(const nlohmann::json &j, Topology &t)
         t.regions = it->get<std::vector<NdRegion>>();
     if (auto it = j.find("namespaces"); it != j.end() && it->is_array())
         t.namespaces = it->get<std::vector<NdNamespace>>();
+    if (auto it = j.find("dax_devices"); it != j.end() && it->is_array())
+        t.daxDevices = it->get<std::vector<DaxDevice>>();
 }
 
 } // namespace daxprobe

@@ -42,14 +42,31 @@ struct NdNamespace {
     std::uint64_t badblockCount = 0;
 };
 
+// A device-DAX character device as `daxctl list` shows it (dax_device.h).
+struct DaxDevice {
+    std::string chardev; // dax0.0
+    std::string nsDev;   // the nd namespace it belongs to (namespace0.0)
+    std::uint64_t size = 0;
+    std::uint64_t align = 0;
+    std::optional<int> targetNode;
+    std::string mode;  // devdax, system-ram; empty when no driver is bound
+    std::string state; // "disabled" when no driver is bound
+    // system-ram only: its memory blocks and whether the online ones are movable
+    std::optional<std::uint64_t> onlineMemblocks;
+    std::optional<std::uint64_t> totalMemblocks;
+    std::optional<bool> movable;
+};
+
 struct Topology {
     bool available = false; // libndctl context could be created
     std::string error;
     std::vector<NdBus> buses;
     std::vector<NdRegion> regions;
     std::vector<NdNamespace> namespaces;
+    std::vector<DaxDevice> daxDevices;
 
     const NdNamespace *namespaceByBlockdev(const std::string &blockdev) const;
+    const DaxDevice *daxDeviceByChardev(const std::string &chardev) const;
 };
 
 void to_json(nlohmann::json &j, const NdBus &b);
@@ -58,6 +75,8 @@ void to_json(nlohmann::json &j, const NdRegion &r);
 void from_json(const nlohmann::json &j, NdRegion &r);
 void to_json(nlohmann::json &j, const NdNamespace &n);
 void from_json(const nlohmann::json &j, NdNamespace &n);
+void to_json(nlohmann::json &j, const DaxDevice &d);
+void from_json(const nlohmann::json &j, DaxDevice &d);
 void to_json(nlohmann::json &j, const Topology &t);
 void from_json(const nlohmann::json &j, Topology &t);
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/dax_refusals.h"
 #include "probes/remedies.h"
 #include "probes/root_facts.h"
 #include "probes/text_util.h"
@@ -64,14 +65,48 @@ std::string historyText(const HistoryLine &h)
     return fmt::format("earlier mount attempt ({}): {}", what, h.message);
 }
 
+std::string daxctlState(const DaxDevice &d)
+{
+    std::string s = fmt::format("{} mode {}", d.chardev, d.mode.empty() ? d.state : d.mode);
+    if (d.totalMemblocks)
+        s += fmt::format(", {} of {} memory blocks online", d.onlineMemblocks.value_or(0),
+                         *d.totalMemblocks);
+    if (d.movable)
+        s += *d.movable ? ", movable" : ", not movable";
+    return s;
+}
+
+// kmem owns the device: its memory is ordinary RAM in the page allocator.
+void judgeSystemRam(const NdNamespace &ns, const DaxDevice &d, Verdict &v)
+{
+    v.code = code::SystemRam;
+    v.severity = Severity::Problem;
+    v.summary = fmt::format("{} is system RAM (daxctl mode system-ram, driver kmem): the page "
+                            "allocator uses it as ordinary memory, its contents are not "
+                            "persistent, and /dev/{} cannot be mapped",
+                            ns.dev, d.chardev);
+    v.remedy = fmt::format("daxctl reconfigure-device --mode=devdax --force {}   # offlines its "
+                           "memory first: whatever the kernel placed there must move",
+                           shellQuote(d.chardev));
+    if (d.movable == false)
+        v.warnings.push_back("its memory is online but not movable (ZONE_NORMAL): offlining can "
+                             "fail while the kernel holds pages there; reconfigure before it is "
+                             "onlined (daxctl online-memory --no-movable was used, or the "
+                             "memory_hotplug default)");
+}
+
 } // namespace
 
-Verdict judgeNamespace(const NdNamespace &ns)
+Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
 {
     Verdict v;
     v.evidence.push_back(
         {"ndctl", fmt::format("mode {}{}", ns.mode, ns.map.empty() ? "" : ", map " + ns.map)});
-    if (ns.mode == "fsdax" || ns.mode == "devdax") {
+    if (dax)
+        v.evidence.push_back({"daxctl", daxctlState(*dax)});
+    if (dax && dax->mode == "system-ram") {
+        judgeSystemRam(ns, *dax, v);
+    } else if (ns.mode == "fsdax" || ns.mode == "devdax") {
         v.code = code::DaxCapable;
         v.summary =
             ns.mode == "fsdax"
@@ -100,9 +135,12 @@ Verdict judgeNamespace(const NdNamespace &ns)
     return v;
 }
 
-Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdNamespace *ns,
-                   const MountLiveFacts *live, const std::vector<std::string> &kmsg,
-                   const MountContext &ctx)
+namespace
+{
+
+Verdict judgeMountState(const MountEntry &m, const BlockDevFacts *blockdev, const NdNamespace *ns,
+                        const MountLiveFacts *live, const std::vector<std::string> &kmsg,
+                        const MountContext &ctx)
 {
     Verdict v;
     DaxOption opt = daxOption(m);
@@ -226,11 +264,56 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
     return v;
 }
 
+// What the kernel said this filesystem cannot do: a line of the mount in
+// place now, else the latest of an earlier attempt.
+const DaxRefusal *refusalOf(const std::vector<std::string> &kmsg,
+                            const std::vector<HistoryLine> &history, std::string *line)
+{
+    for (const auto &l : kmsg)
+        if (const DaxRefusal *r = findDaxRefusal(l)) {
+            *line = l;
+            return r;
+        }
+    for (auto it = history.rbegin(); it != history.rend(); ++it)
+        if (const DaxRefusal *r = findDaxRefusal(it->message)) {
+            *line = it->message;
+            return r;
+        }
+    return nullptr;
+}
+
+} // namespace
+
+Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdNamespace *ns,
+                   const MountLiveFacts *live, const std::vector<std::string> &kmsg,
+                   const MountContext &ctx)
+{
+    Verdict v = judgeMountState(m, blockdev, ns, live, kmsg, ctx);
+    // Files are not DAX and the kernel said why: remounting with dax cannot
+    // help, only the cause's own remedy does. A device that cannot DAX is
+    // the first cause (its remedy rebuilds everything).
+    std::string line;
+    const DaxRefusal *r = nullptr;
+    if ((v.code == code::DaxNotRequested || v.code == code::DaxSilentlyOff) && !cannotDax(ns))
+        r = refusalOf(kmsg, ctx.kmsgHistory, &line);
+    if (r) {
+        v.summary += fmt::format("; the kernel refuses DAX on this filesystem: {}", r->cause);
+        v.remedy = r->remedy(m);
+        bool shown = false;
+        for (const auto &e : v.evidence)
+            shown |= e.result.find(line) != std::string::npos;
+        if (!shown)
+            v.evidence.push_back({"kmsg", line});
+    }
+    return v;
+}
+
 Report evaluate(const Facts &facts)
 {
     Report report;
     for (const auto &ns : facts.topology.namespaces)
-        report.namespaces.push_back({&ns, judgeNamespace(ns)});
+        report.namespaces.push_back(
+            {&ns, judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev))});
 
     for (const auto &m : facts.mounts) {
         if (!isDaxCandidate(facts, m))

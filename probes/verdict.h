@@ -66,7 +66,8 @@ struct Report {
 // `facts`, which must outlive it.
 Report evaluate(const Facts &facts);
 
-Verdict judgeNamespace(const NdNamespace &ns);
+// `dax`: the namespace's device-DAX device, if it has one.
+Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax = nullptr);
 Verdict judgeMount(const MountEntry &mount, const BlockDevFacts *blockdev, const NdNamespace *ns,
                    const MountLiveFacts *live, const std::vector<std::string> &kmsg,
                    const MountContext &context = {});

@@ -27,6 +27,8 @@ inline constexpr const char *DaxNotRequested = "dax_not_requested";
 // dax=inode (XFS/ext4 without a dax option): files with the DAX flag are DAX
 // and at least one examined file is.
 inline constexpr const char *DaxPerFile = "dax_per_file";
+// per namespace: a device-DAX device bound to kmem (daxctl's system-ram)
+inline constexpr const char *SystemRam = "system_ram";
 // per namespace or mount
 inline constexpr const char *DeviceCannotDax = "device_cannot_dax";
 // overall

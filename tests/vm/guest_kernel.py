@@ -87,6 +87,22 @@ def resolve_package(meta):
     raise RuntimeError(f"apt-cache depends {meta} names no linux-image package:\n{out}")
 
 
+def split_parts(package):
+    """The packages a split image package (Debian 14: linux-image-V is a
+    metapackage) ships its files in: linux-binary-V (vmlinuz), linux-modules-V,
+    linux-base-V (config, System.map); none for a monolithic one (12, 13)."""
+    kver = package[len("linux-image-"):]
+    out = run(["apt-cache"] + APT_OPTS + ["depends", package]).stdout
+    parts = []
+    for line in out.splitlines():
+        f = line.strip().split(":", 1)
+        if len(f) == 2 and f[0].endswith("Depends"):
+            dep = f[1].strip()
+            if dep in (f"linux-{k}-{kver}" for k in ("binary", "modules", "base")):
+                parts.append(dep)
+    return parts
+
+
 def fetch_deb(package, cache):
     os.makedirs(cache, exist_ok=True)
     found = sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")))
@@ -158,7 +174,7 @@ def main():
             APT_OPTS[:] = private_apt(cache, args.suite)
         try:
             package = resolve_package(args.meta)
-            deb = fetch_deb(package, cache)
+            debs = [fetch_deb(p, cache) for p in [package] + split_parts(package)]
         except (RuntimeError, subprocess.CalledProcessError) as first:
             # A fresh machine may have no (or stale) package lists: update
             # them once, as root, and try again.
@@ -167,12 +183,13 @@ def main():
             print(f"{first}; running apt-get update once", file=sys.stderr)
             run(["apt-get"] + APT_OPTS + ["update", "-qq"])
             package = resolve_package(args.meta)
-            deb = fetch_deb(package, cache)
+            debs = [fetch_deb(p, cache) for p in [package] + split_parts(package)]
         kver = package[len("linux-image-"):]
         if os.path.exists(args.outdir):
             shutil.rmtree(args.outdir)
         os.makedirs(args.outdir)
-        run(["dpkg-deb", "-x", deb, args.outdir])
+        for deb in debs:
+            run(["dpkg-deb", "-x", deb, args.outdir])
         moddir = os.path.join(args.outdir, "lib", "modules", kver)
         if not os.path.isdir(moddir):
             moddir = os.path.join(args.outdir, "usr", "lib", "modules", kver)
@@ -180,11 +197,14 @@ def main():
         depmod = shutil.which("depmod") or "/usr/sbin/depmod"
         run([depmod, "-b", base, kver])
         bzimage = os.path.join(args.outdir, "boot", f"vmlinuz-{kver}")
+        if not os.path.exists(bzimage):  # Debian 14 keeps it beside the modules
+            bzimage = os.path.join(moddir, "vmlinuz")
         extract_vmlinux(bzimage, args.vmlinux)
         info = {
             "available": True,
             "package": package,
-            "deb": os.path.abspath(deb),
+            "deb": os.path.abspath(debs[0]),
+            "debs": [os.path.abspath(d) for d in debs],
             "version": kver,
             "vmlinux": os.path.abspath(args.vmlinux),
             "bzimage": os.path.abspath(bzimage),

@@ -35,8 +35,11 @@ import sys
 MODULES = [
     "virtio", "virtio_ring", "virtio_pci", "virtio_console", "virtio_blk",
     "nfit", "libnvdimm", "nd_pmem", "nd_btt", "dax_pmem", "device_dax", "virtio_pmem",
-    "crc32c_generic", "crc32c-intel", "ext4", "xfs",
+    "crc32c_generic", "crc32c-intel", "ext4", "xfs", "kmem",
 ]
+# Gone from newer kernels (7.x: crc32c is a library ext4 and xfs link
+# directly): shipped where they exist.
+OPTIONAL_MODULES = {"crc32c_generic", "crc32c_intel"}
 
 BINARIES = {
     # destination in the guest: host path
@@ -336,6 +339,8 @@ def add_modules(img, info, modules=MODULES):
         if name in builtin:
             continue
         if name not in paths:
+            if name in OPTIONAL_MODULES:
+                continue
             raise RuntimeError(f"module {m} is neither in modules.dep nor built in ({kver})")
         wanted.add(paths[name])
         wanted.update(deps[name])
@@ -364,12 +369,14 @@ def add_busybox(img):
         img.add_symlink(applet, "/bin/busybox")
 
 
-def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None, staged=None):
+def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None, staged=None,
+          kernel_answers=None):
     """Write the initramfs `out` with daxprobe from the guest package `deb`
     (or, deb None, from the stage_build_tree() folder `staged`); returns the
     Image (entries, host deps). modules: what to ship (plus modules.dep
     closure); tools: ndctl, daxctl, mkfs; load: the modules /init loads
-    (default: its own list)."""
+    (default: its own list); kernel_answers: the static kernel_answers.cpp
+    helper, when given."""
     img = Image()
     for d in ("proc", "sys", "dev", "tmp", "run", "mnt", "results", "etc", "root"):
         img.add_dir(d)
@@ -390,6 +397,8 @@ def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None, 
     img.add_data("/etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
     img.add_data("/etc/group", b"root:x:0:\n")
     add_modules(img, info, modules)
+    if kernel_answers:
+        img.add_file("/usr/bin/kernel-answers", kernel_answers, 0o755)
     if load is not None:
         img.add_data("/daxprobe-vm/modules.load", (" ".join(load) + "\n").encode())
 
@@ -421,6 +430,7 @@ def main():
     ap.add_argument("--guest-dir", required=True, help="tests/vm/guest: init + scenarios")
     ap.add_argument("--out", required=True)
     ap.add_argument("--depfile")
+    ap.add_argument("--kernel-answers", help="the static kernel_answers.cpp helper")
     args = ap.parse_args()
 
     info = json.load(open(args.kernel_info))
@@ -434,9 +444,11 @@ def main():
 
     if args.program:
         staged = stage_build_tree(args.program, args.source_root, args.out + ".pkg")
-        img = build(info, None, args.guest_dir, args.out, staged=staged)
+        img = build(info, None, args.guest_dir, args.out, staged=staged,
+                    kernel_answers=args.kernel_answers)
     else:
-        img = build(info, find_guest_deb(args.deb_dir), args.guest_dir, args.out)
+        img = build(info, find_guest_deb(args.deb_dir), args.guest_dir, args.out,
+                    kernel_answers=args.kernel_answers)
     if args.depfile:
         with open(args.depfile, "w") as f:
             deps = sorted(img.deps)

@@ -31,7 +31,7 @@ def log(msg):
 
 # The kernel tags meson.build builds images for, and their file-name suffix
 # (6.1's files keep their plain names).
-KERNEL_SUFFIX = {"6.1": "", "6.12": "-6.12"}
+KERNEL_SUFFIX = {"6.1": "", "6.12": "-6.12", "sid": "-sid"}
 
 
 def guest_inputs(vm_dir, kernel="6.1", image=None):
@@ -92,7 +92,7 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                  "profile.json", "profile.rc", "profile-dd.json", "profile-dd.rc",
                  "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc",
                  "mount-first.txt", "mountinfo-first.txt", "regions.txt") + tuple(
-                     n for n in files if n.startswith(("host/", "kernel-"))):
+                     n for n in files if n.startswith(("host/", "kernel-", "refusal-"))):
         if name in files:
             os.makedirs(os.path.dirname(os.path.join(meta, name)), exist_ok=True)
             with open(os.path.join(meta, name), "wb") as f:
@@ -182,7 +182,7 @@ def main():
     ap.add_argument("--no-assert", action="store_true", help="boot and show, do not assert")
     ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
     ap.add_argument("--kernel", default="6.1", choices=sorted(KERNEL_SUFFIX),
-                    help="which Debian kernel's image to boot (6.1: Debian 12, 6.12: Debian 13)")
+                    help="which Debian kernel's image to boot (6.1: Debian 12, 6.12: Debian 13, sid: Debian 14)")
     args = ap.parse_args()
 
     try:
@@ -200,7 +200,7 @@ def main():
             guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
                           label_size=scenario.label_size, capture=args.capture,
                           human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
-                          extra_cmdline=scenario.cmdline)
+                          extra_cmdline=scenario.boot_cmdline())
             try:
                 files = boot_and_collect(args, scenario, guest, info, last)
                 break
@@ -236,7 +236,7 @@ def main():
             except RuntimeError as e:
                 log(f"[{args.scenario}] FAIL: {e}")
                 return 1
-        checker, res = scenarios.run_checks(scenario, files)
+        checker, res = scenarios.run_checks(scenario, files, live=True)
         for n in checker.notes:
             log(f"[{args.scenario}] note: {n}")
         if checker.failures:

@@ -12,6 +12,7 @@ See tests/vm/README.md.
 import json
 
 import collector_scenario
+import evidence_checks
 import package_checks
 import verdict_checks
 from workload_checks import (expect_exercise_dax, expect_exercise_page_cache,
@@ -529,15 +530,25 @@ class Scenario:
     cmdline: more guest kernel command line (e.g. daxprobe.mode=strict)."""
 
     def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None,
-                 virtio_pmem=False, cmdline=""):
+                 virtio_pmem=False, cmdline="", then=()):
         self.name = name
+        # Scenarios that run after this one in the same boot (shared boots:
+        # one QEMU start instead of several); each is checked as itself over
+        # its own results (/results/NAME/ in the guest). They need the same
+        # QEMU options and no host actor.
+        self.then = tuple(then)
         self.cmdline = cmdline
         self.virtio_pmem = virtio_pmem
         self.check = check
         self.nvdimm = nvdimm
         self.label_size = label_size
         self.host = host
-        self.timeout = timeout
+        # A shared boot does several scenarios' work: twice the bound.
+        self.timeout = timeout or (480 if self.then else None)
+
+    def boot_cmdline(self):
+        then = f"daxprobe.then={','.join(self.then)}" if self.then else ""
+        return " ".join(w for w in (self.cmdline, then) if w)
 
 
 SCENARIOS = {s.name: s for s in [
@@ -545,8 +556,8 @@ SCENARIOS = {s.name: s for s in [
     Scenario("fsdax-xfs", check_fsdax_xfs),
     Scenario("raw-xfs", check_raw_xfs),
     Scenario("raw-ext4", check_raw_ext4),
-    Scenario("fsdax-ext4-nodax", check_fsdax_ext4_nodax),
-    Scenario("devdax", check_devdax),
+    Scenario("fsdax-ext4-nodax", check_fsdax_ext4_nodax, then=("ext4-1k-dax",)),
+    Scenario("devdax", check_devdax, then=("devdax-system-ram",)),
     Scenario("labelled", check_labelled, label_size="128K"),
     Scenario("no-nvdimm", check_no_nvdimm, nvdimm=False),
     Scenario("agent-reconnect", check_agent_reconnect, host=agent_reconnect_host),
@@ -555,7 +566,10 @@ SCENARIOS = {s.name: s for s in [
     Scenario("mount-history-ext4", verdict_checks.check_mount_history_ext4),
     Scenario("mount-history-xfs", verdict_checks.check_mount_history_xfs),
     Scenario("mount-history-fsdax", verdict_checks.check_mount_history_fsdax),
-    Scenario("dax-inode", verdict_checks.check_dax_inode),
+    Scenario("dax-inode", verdict_checks.check_dax_inode, then=("dax-inode-ext4",)),
+    Scenario("dax-inode-ext4", verdict_checks.check_dax_inode),
+    Scenario("devdax-system-ram", evidence_checks.check_devdax_system_ram),
+    Scenario("ext4-1k-dax", evidence_checks.check_ext4_1k_dax),
     Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
     Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True,
              host=verdict_checks.virtio_pmem_host),
@@ -584,7 +598,9 @@ def expect_kernel_healthy(c, res):
         c.check(bad not in log, f"guest kernel log has {bad!r}:\n{log[log.find(bad) - 500:][:1500]}")
 
 
-def run_checks(scenario, files):
+def run_checks(scenario, files, live=False):
+    """live: the results of a guest just run (not a fixture captured before
+    the guest recorded everything checked now)."""
     c = Checker()
     res = Results(files)
     c.check(not res.text("error.txt"), res.text("error.txt"))
@@ -595,4 +611,25 @@ def run_checks(scenario, files):
     # The reference comparison applies everywhere, including no NFIT (both empty).
     if res.check is not None:
         compare_with_ndctl(c, res)
+        evidence_checks.expect_dax_devices_as_daxctl(c, res)
+        evidence_checks.expect_sources_as_kernel(c, res, live)
+    for name in scenario.then:
+        sub = sub_results(files, name)
+        if not c.check(sub is not None or not live, f"[{name}] shipped no results"):
+            continue
+        if sub is not None:
+            sc, _ = run_checks(SCENARIOS[name], sub, live)
+            c.failures += [f"[{name}] {f}" for f in sc.failures]
+            c.notes += [f"[{name}] {n}" for n in sc.notes]
     return c, res
+
+
+def sub_results(files, name):
+    """The files a shared boot's later scenario shipped (/results/NAME/...),
+    with the host's own additions; None when it shipped none."""
+    prefix = name + "/"
+    sub = {k[len(prefix):]: v for k, v in files.items() if k.startswith(prefix)}
+    if not sub:
+        return None
+    sub.update({k: v for k, v in files.items() if k.startswith("host/")})
+    return sub

@@ -50,8 +50,9 @@ def with_json(files, fname, mutate):
 
 
 def scenario_of(name):
-    """A fixture's scenario: NAME, or NAME-6.12 when captured on Debian 13's kernel."""
-    return scenarios.SCENARIOS.get(name) or scenarios.SCENARIOS.get(name.removesuffix("-6.12"))
+    """A fixture's scenario: NAME, or NAME-6.12 or NAME-sid when captured on Debian 13 or 14"""
+    return scenarios.SCENARIOS.get(name) or scenarios.SCENARIOS.get(
+        name.removesuffix("-6.12").removesuffix("-sid"))
 
 
 def failures(name, files):
@@ -415,7 +416,7 @@ def host_backends(files, name):
 
 
 def kernel_statx(files, name):
-    names = [n for n in files if n.startswith("kernel-") and n.endswith(".txt")]
+    names = [n for n in files if n.startswith("kernel-") and b"attributes=" in files[n]]
     if not names:
         return None
     text = files[names[0]].decode()
@@ -424,7 +425,45 @@ def kernel_statx(files, name):
     return dict(files, **{names[0]: flipped.encode()})
 
 
+def source_usable(source):
+    """daxprobe says the evidence source is (un)usable where the kernel said
+    the opposite."""
+    def mutate(files, name):
+        if "kernel-sources.txt" not in files:
+            return None
+
+        def m(doc):
+            s = doc["faults"][source]
+            s["usable"] = not s["usable"]
+        return with_json(files, "check.json", m)
+    return mutate
+
+
+def dax_device_mode(files, name):
+    if not json.loads(files["check.json"]).get("dax_devices"):
+        return None
+
+    def m(doc):
+        d = doc["dax_devices"][0]
+        d["mode"] = "devdax" if d.get("mode") == "system-ram" else "system-ram"
+    return with_json(files, "check.json", m)
+
+
+def refusal_remedy(files, name):
+    names = sorted(n for n in files if n.startswith("refusal-") and n.endswith(".json"))
+    if not names:
+        return None
+
+    def m(doc):
+        scenarios.pmem_mount(doc)["verdict"]["remedy"] = "umount /mnt/pmem && mount -o dax=always"
+    return with_json(files, names[-1], m)
+
+
 MUTATIONS = {
+    "tracepoints vs the kernel": source_usable("tracepoints"),
+    "perf vs the kernel": source_usable("perf"),
+    "dax devices vs daxctl": dax_device_mode,
+    "refusal remedy": refusal_remedy,
     "cache (Cached delta)": cache_delta,
     "profile: dax": profile_field("dax"),
     "profile: mapping code": profile_field("mapping"),
@@ -475,6 +514,26 @@ class GuestKernelCrash(unittest.TestCase):
             self.TCG_CRASH.replace("Comm: mkdir", "Comm: daxprobe")))
         self.assertIsNone(run_scenario.guest_kernel_crash(
             "DAXPROBE-STEP prepare\nDAXPROBE-STEP check\nDAXPROBE-DONE\n"))
+
+
+class SharedBoot(unittest.TestCase):
+    """A scenario that runs after another in the same boot is checked as
+    itself over its own folder (/results/NAME/), and must have shipped one."""
+
+    def test_later_scenario_is_checked(self):
+        first, later = "devdax", "devdax-system-ram"
+        self.assertIn(later, scenarios.SCENARIOS[first].then)
+        files = dict(load(first))
+        files.update({f"{later}/{k}": v for k, v in load(later).items()})
+        self.assertEqual(scenarios.run_checks(scenarios.SCENARIOS[first], files, live=True)[0]
+                         .failures, [])
+        broken = with_json(files, f"{later}/check.json",
+                           lambda d: d["namespaces"][0]["verdict"].__setitem__("code", "dax_capable"))
+        f = scenarios.run_checks(scenarios.SCENARIOS[first], broken, live=True)[0].failures
+        self.assertTrue(f and all(x.startswith(f"[{later}]") for x in f), f)
+        only_first = {k: v for k, v in files.items() if not k.startswith(later + "/")}
+        f = scenarios.run_checks(scenarios.SCENARIOS[first], only_first, live=True)[0].failures
+        self.assertTrue(any("shipped no results" in x for x in f), f)
 
 
 class EveryAssertionKind(unittest.TestCase):

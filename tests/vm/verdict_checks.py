@@ -117,7 +117,7 @@ def check_mount_history_fsdax(c, res):
 
 
 def check_dax_inode(c, res):
-    c.eq(res.kv("mount.txt").get("rc"), "0", "XFS without a dax option")
+    c.eq(res.kv("mount.txt").get("rc"), "0", "the per-file (dax=inode) mount")
     flagged = expect_file_as_kernel(c, res, "flagged", True)
     plain = expect_file_as_kernel(c, res, "plain", False)
     if flagged is not None:

@@ -120,11 +120,14 @@ int compareWithGuestTools(const json &doc, const fs::path &dir)
     if (fs::exists(daxctlFile) && dprobe.peek() != std::ifstream::traits_type::eof()) {
         json devs = readJsonFile(daxctlFile);
         REQUIRE(devs.is_array());
-        json byChardev = byDev(doc.value("namespaces", json::array()), "chardev");
+        json byChardev = byDev(doc.value("dax_devices", json::array()), "chardev");
+        CHECK(byChardev.size() == devs.size());
         for (const auto &d : devs) {
             std::string cd = d["chardev"];
             REQUIRE(byChardev.contains(cd));
-            compareFields(d, byChardev[cd], {"chardev", "size", "align", "mode"},
+            compareFields(d, byChardev[cd],
+                          {"chardev", "size", "align", "target_node", "mode", "state",
+                           "online_memblocks", "total_memblocks", "movable"},
                           "dax device " + cd);
             ++compared;
         }
