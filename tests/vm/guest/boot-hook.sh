@@ -42,6 +42,8 @@ boot_hook_scenario() {
     kernel_view root $PMEM_MNT/kernel-file
     cat /sys/block/${1##*/}/queue/dax >$R/queue-dax.txt 2>&1
     ndctl list -BRN >$R/ndctl-list.json 2>$R/ndctl-list.stderr
+    daxctl list >$R/daxctl-list.json 2>/dev/null
+    kernel_sources
     # The hook's report is the check this scenario asserts on: no second one.
     DAXPROBE_REFERENCE=0
 }
