@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "agent/report_json.h"
+
 namespace daxprobe
 {
 
@@ -32,7 +34,7 @@ void CaptureWriter::addFile(const std::string &relPath, std::string_view content
 
 void CaptureWriter::writeJson(const std::string &name, const nlohmann::json &j)
 {
-    addFile(name, j.dump(2) + "\n");
+    addFile(name, jsonText(j) + "\n");
 }
 
 } // namespace daxprobe

@@ -12,6 +12,7 @@
 #include "agent/daemon/agent_cli.h"
 #include "agent/exercise_report.h"
 #include "agent/profile_runner.h"
+#include "agent/report_json.h"
 #include "base/logging.h"
 #include "base/version.h"
 #include "protocol/verdicts.h"
@@ -50,10 +51,9 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
     }
     CommandRun run = profileCommand(*root, options);
     std::string text =
-        json ? nlohmann::json{{"schema", protocol::kProfileSchema}, {"command", commandJson(run)}}
-                       .dump(2) +
-                   "\n"
-             : commandText(run);
+        json
+            ? jsonText({{"schema", protocol::kProfileSchema}, {"command", commandJson(run)}}) + "\n"
+            : commandText(run);
     if (!emit(text, outputPath))
         return 2;
     return commandExitCode(run);
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
         check.style = json ? TextStyle::Plain : stdoutStyle();
         CheckOutcome out = runCheck(check);
         if (json)
-            fmt::print("{}\n", out.report.dump(2));
+            fmt::print("{}\n", jsonText(out.report));
         else
             fmt::print("{}", out.text);
         return out.exitCode;
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
             return 2;
         }
         ProfileOutcome out = runProfile(profile);
-        if (!emit(profileJson ? out.report.dump(2) + "\n" : out.text, profileOutput))
+        if (!emit(profileJson ? jsonText(out.report) + "\n" : out.text, profileOutput))
             return 2;
         return out.exitCode;
     }
@@ -189,7 +189,7 @@ int main(int argc, char **argv)
             return 2;
         }
         ExerciseRun run = runExercise(*root, exercise);
-        fmt::print("{}", exerciseJsonOut ? exerciseJson(run).dump(2) + "\n" : exerciseText(run));
+        fmt::print("{}", exerciseJsonOut ? jsonText(exerciseJson(run)) + "\n" : exerciseText(run));
         return exerciseExitCode(run);
     }
     if (agentCmd->parsed())

@@ -1,6 +1,7 @@
 #include "agent/report_json.h"
 
 #include "probes/mountinfo.h"
+#include "probes/text_util.h"
 #include "probes/virtio_pmem.h"
 
 #ifndef DAXPROBE_VERSION
@@ -176,6 +177,40 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["faults"] = faultsJson(facts.faults);
     j["kmsg"] = {{"readable", facts.kmsg.readable}, {"error", orNull(facts.kmsg.error)}};
     return j;
+}
+
+namespace
+{
+
+nlohmann::json utf8Escaped(const nlohmann::json &j)
+{
+    if (j.is_string())
+        return daxprobe::utf8Escaped(j.get_ref<const std::string &>());
+    if (j.is_array()) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto &v : j)
+            out.push_back(utf8Escaped(v));
+        return out;
+    }
+    if (j.is_object()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto &[k, v] : j.items())
+            out[daxprobe::utf8Escaped(k)] = utf8Escaped(v);
+        return out;
+    }
+    return j;
+}
+
+} // namespace
+
+std::string jsonText(const nlohmann::json &j, int indent)
+{
+    try {
+        return j.dump(indent);
+    } catch (const nlohmann::json::type_error &) {
+        // Invalid UTF-8 somewhere (rare): escape it and dump the copy.
+        return utf8Escaped(j).dump(indent);
+    }
 }
 
 } // namespace daxprobe

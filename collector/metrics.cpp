@@ -3,69 +3,43 @@
 #include <fmt/format.h>
 
 #include "base/version.h"
+#include "collector/query.h"
 #include "collector/store.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe::collector
 {
 
-namespace
-{
-
-// Length of the valid UTF-8 sequence at s[i], 0 if invalid (overlong forms,
-// surrogates and code points past U+10FFFF included).
-std::size_t utf8Length(std::string_view s, std::size_t i)
-{
-    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-    auto cont = [&](std::size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
-    unsigned char c = b(0);
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return cont(1) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (!cont(1) || !cont(2))
-            return 0;
-        if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) >= 0xA0))
-            return 0;
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (!cont(1) || !cont(2) || !cont(3))
-            return 0;
-        if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) >= 0x90))
-            return 0;
-        return 4;
-    }
-    return 0;
-}
-
-} // namespace
-
-// The exposition format escapes \, " and newline in label values, and the
-// page must be UTF-8: one bad byte in a VM name (a directory entry can hold
-// any) would make Prometheus reject the whole scrape.
+// A label value is the name as `query` and the log show it (printable():
+// bytes that are not UTF-8, controls and bidi overrides as \xNN, the
+// backslash doubled), so two names that differ in one invalid byte stay two
+// series, and the page stays UTF-8 (Prometheus rejects the whole scrape
+// otherwise); then the exposition format's own escapes of \ and ".
 std::string escapeLabel(std::string_view v)
 {
+    std::string shown = printable(v);
     std::string out;
-    out.reserve(v.size());
-    for (std::size_t i = 0; i < v.size();) {
-        std::size_t n = utf8Length(v, i);
-        if (n == 0) {
-            out += "\xef\xbf\xbd"; // U+FFFD
-            ++i;
-            continue;
-        }
-        char c = v[i];
+    out.reserve(shown.size());
+    for (char c : shown) {
         if (c == '\\' || c == '"')
             out.push_back('\\');
-        if (c == '\n')
-            out += "\\n";
-        else
-            out.append(v.substr(i, n));
-        i += n;
+        out.push_back(c);
     }
     return out;
+}
+
+void VmMetrics::noteAgentDropped(const std::string &stream, std::uint64_t count)
+{
+    if (stream != droppedStream) {
+        droppedStream = stream;
+        droppedSeen = 0;
+    }
+    // A count that went down within a stream is a guest's say-so, not a
+    // counter reset: nothing is added until it passes what was seen.
+    if (count > droppedSeen) {
+        agentDropped += count - droppedSeen;
+        droppedSeen = count;
+    }
 }
 
 void MetricsRegistry::update(const std::string &vm, const std::function<void(VmMetrics &)> &fn)

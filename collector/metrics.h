@@ -27,6 +27,12 @@ struct VmMetrics {
     std::map<std::string, std::uint64_t> mounts;      // mount verdict code -> count
     std::int64_t lastReportAt = 0;
     std::optional<QemuFacts> qemu;
+    // The agent's own count (dropped_reports) is per stream and the guest's
+    // to say: agentDropped only grows, by what the count grew within a
+    // stream, and by the whole count of a new stream (an agent restart).
+    void noteAgentDropped(const std::string &stream, std::uint64_t count);
+    std::string droppedStream;
+    std::uint64_t droppedSeen = 0;
 };
 
 // Shared between the collector loop (writer) and the HTTP thread (reader).

@@ -9,16 +9,29 @@
 namespace daxprobe::collector
 {
 
-ChannelConfig parseSocketArg(const std::string &arg)
+Result<ChannelConfig> parseSocketArg(const std::string &arg)
 {
     ChannelConfig c;
     auto eq = arg.find('=');
-    if (eq != std::string::npos && eq > 0 && arg[0] != '/') {
-        c.name = arg.substr(0, eq);
-        c.socketPath = arg.substr(eq + 1);
-    } else {
-        c.name = c.socketPath = arg;
+    if (arg.empty())
+        return failf(EINVAL, "--socket '': give [NAME=]PATH");
+    if (arg[0] == '/' || eq == std::string::npos) {
+        c.name = c.socketPath = arg; // an absolute path may hold '='
+        return c;
     }
+    c.name = arg.substr(0, eq);
+    c.socketPath = arg.substr(eq + 1);
+    // "a=b=PATH" is VM "a" at "b=PATH" or VM "a=b" at "PATH": refuse to
+    // guess (a wrong guess stores a VM's reports under another name).
+    if (c.name.empty())
+        return failf(EINVAL, "--socket {}: the VM name before '=' is empty", arg);
+    if (c.socketPath.empty())
+        return failf(EINVAL, "--socket {}: the path after '=' is empty", arg);
+    if (c.socketPath.find('=') != std::string::npos && c.socketPath[0] != '/')
+        return failf(EINVAL,
+                     "--socket {}: ambiguous: more than one '=' (a VM name cannot hold '='; a "
+                     "path that does must be absolute: NAME=/dir/a=b.sock)",
+                     arg);
     return c;
 }
 

@@ -67,7 +67,8 @@ struct CollectorOptions {
 Result<void> loadConfigFile(const std::string &path, CollectorOptions &options,
                             std::string *logLevel = nullptr);
 
-// "NAME=PATH" or "PATH" (name = PATH).
-ChannelConfig parseSocketArg(const std::string &arg);
+// "NAME=PATH" or "PATH" (name = PATH). An empty name or path, or more than
+// one '=' before a relative path (which would be the name?), is an error.
+Result<ChannelConfig> parseSocketArg(const std::string &arg);
 
 } // namespace daxprobe::collector

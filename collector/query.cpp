@@ -72,6 +72,19 @@ std::size_t sequenceLength(std::string_view s, std::size_t i)
     return n;
 }
 
+// U+061C, U+200E/F, U+202A-E, U+2066-9: they reorder what follows on the
+// terminal, so a name could show as another (or hide a part of itself).
+bool isBidiControl(std::string_view seq)
+{
+    auto u = [&](std::size_t k) { return static_cast<unsigned char>(seq[k]); };
+    if (seq.size() == 2)
+        return u(0) == 0xD8 && u(1) == 0x9C;
+    if (seq.size() != 3 || u(0) != 0xE2)
+        return false;
+    return (u(1) == 0x80 && (u(2) == 0x8E || u(2) == 0x8F || (u(2) >= 0xAA && u(2) <= 0xAE))) ||
+           (u(1) == 0x81 && u(2) >= 0xA6 && u(2) <= 0xA9);
+}
+
 // A JSON string, appended. Most fields are printable ASCII (sanitized
 // identifiers, names): copied at once; the rest through nlohmann, which
 // escapes control characters and replaces bytes that are not UTF-8 (a VM
@@ -152,7 +165,7 @@ std::string printable(std::string_view s)
         auto c = static_cast<unsigned char>(s[i]);
         std::size_t n = sequenceLength(s, i);
         bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
-        if (n == 0 || c < 0x20 || c == 0x7F || c1) {
+        if (n == 0 || c < 0x20 || c == 0x7F || c1 || isBidiControl(s.substr(i, n))) {
             for (std::size_t k = 0; k < std::max<std::size_t>(n, 1); ++k)
                 out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
             i += std::max<std::size_t>(n, 1);

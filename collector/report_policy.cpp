@@ -43,7 +43,7 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
                           r.codes.verdict);
         metrics.update(vm, [&](VmMetrics &m) {
             MetricsRegistry::applyReport(m, r.codes, wallNow);
-            m.agentDropped = r.droppedReports;
+            m.noteAgentDropped(r.stream, r.droppedReports);
         });
     }
     return stored;

@@ -77,8 +77,14 @@ int main(int argc, char **argv)
     spdlog::set_level(spdlog::level::from_str(args.logLevel));
     o.burstMessages = o.messagesPerSecond * 10;
     o.burstBytes = o.bytesPerSecond * 4;
-    for (const auto &s : args.sockets)
-        o.sockets.push_back(parseSocketArg(s));
+    for (const auto &s : args.sockets) {
+        auto socket = parseSocketArg(s);
+        if (!socket) {
+            spdlog::error("{}", socket.error().message);
+            return 2;
+        }
+        o.sockets.push_back(std::move(*socket));
+    }
     if (o.sockets.empty() && o.watchDirs.empty()) {
         spdlog::error("nothing to collect from: give --socket, --watch-dir or --config");
         return 2;

@@ -144,12 +144,37 @@ std::string printable(std::string_view s)
             ++i;
             continue;
         }
-        bool control = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f);
+        // Bidirectional controls reorder what the terminal shows after them.
+        bool bidi = cp == 0x61c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+                    (cp >= 0x2066 && cp <= 0x2069);
+        bool control = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || bidi;
         if (control)
             for (std::size_t k = 0; k < n; ++k)
                 escape(static_cast<unsigned char>(s[i + k]));
         else
             out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+std::string utf8Escaped(std::string_view s)
+{
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        std::uint32_t cp = 0;
+        std::size_t n = utf8Length(s, i, cp);
+        if (n == 0) {
+            auto c = static_cast<unsigned char>(s[i]);
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xf];
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
         i += n;
     }
     return out;

@@ -273,6 +273,7 @@ class ScriptedAgent:
         self.sock, self.buf = None, b""
         self.last, self.acked = 0, 0
         self.paused = False
+        self.dropped = 0  # dropped_reports claimed in each report
 
     def accept(self, what="the scripted agent"):
         if self.sock:
@@ -285,6 +286,7 @@ class ScriptedAgent:
     def report_line(self, seq):
         r = report(self.stream, seq)
         r["data"]["report"]["pad"] = "p" * self.pad
+        r["data"]["dropped_reports"] = self.dropped
         return line(r)
 
     def _send(self, data):
@@ -563,8 +565,112 @@ def case_unlinked_store():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def series(text):
+    """Every sample's name and labels, as a list (a repeat is a duplicate series)."""
+    return [l.rsplit(" ", 1)[0] for l in text.splitlines() if l and not l.startswith("#")]
+
+
+def daxprobe(*args):
+    p = subprocess.run([DAXPROBE, *args], capture_output=True, timeout=bb.HANG_GUARD_S,
+                       stdin=subprocess.DEVNULL)
+    check(p.returncode >= 0, f"daxprobe {args}: killed by signal {-p.returncode}: {p.stderr[-300:]!r}")
+    check(p.returncode != 134, f"daxprobe {args}: aborted: {p.stderr[-300:]!r}")
+    return p.returncode, p.stdout, p.stderr
+
+
+def case_hostile_names():
+    """Names a guest's host or a VM's owner chose: distinct, escaped, never a crash."""
+    tmp = tempfile.mkdtemp(prefix="dxnames-")
+    guests, c = [], None
+    problems = []  # every one is reported, not only the first
+
+    def expect(ok, what):
+        if not ok:
+            problems.append(what)
+    try:
+        # The command line: a second '=' or an empty name is refused, not guessed.
+        for bad in ("eq=ual=" + os.path.join(tmp, "x.sock"), "=" + os.path.join(tmp, "x.sock")):
+            try:
+                p = subprocess.run([COLLECTOR, "run", "--state-dir", os.path.join(tmp, "s0"),
+                                    "--metrics-listen", "", "--socket", bad],
+                                   capture_output=True, text=True, timeout=10)  # a hang guard
+                expect(p.returncode == 2 and bad in p.stderr,
+                       f"--socket {bad}: rc {p.returncode}, said {p.stderr.strip()!r}")
+            except subprocess.TimeoutExpired:
+                expect(False, f"--socket {bad}: accepted (the collector ran with it)")
+        # Two libvirt directories whose names differ only in a byte that is not UTF-8.
+        watch = os.path.join(tmp, "channel").encode()
+        os.mkdir(watch)
+        names = [b"vm\xfe", b"vm\xff", b"vm\\xff", b"r\xe2\x80\xaeevil"]
+        for i, n in enumerate(names):
+            d = os.path.join(watch, b"domain-%d-" % (i + 1) + n)
+            os.mkdir(d)
+            guests.append(ScriptedAgent(os.path.join(d, b"org.daxprobe.agent.0"), "%x" % (0xa0 + i),
+                                        pad=10))
+        state = os.path.join(tmp, "state")
+        c = bb.Proc([COLLECTOR, "run", "--state-dir", state, "--metrics-listen", "127.0.0.1:0",
+                     "--watch-dir", watch.decode(errors="surrogateescape")], "collector")
+        port = metrics_port(c)
+        for g in guests:
+            g.accept()
+        # The guest's own dropped count going down must not take the counter down.
+        for g, dropped in ((guests[0], 5), (guests[0], 2)):
+            g.dropped = dropped
+            target = g.last + 1
+            g.pump(lambda: g.acked >= target, "a report with dropped_reports acknowledged")
+            text = scrape(port)
+            expect(sample(text, "daxprobe_agent_reports_dropped_total", 'vm="vm\\\\xfe"') == 5,
+                  "daxprobe_agent_reports_dropped_total{vm=\"vm\\\\xfe\"} is not 5 after "
+                  f"dropped_reports {dropped}:\n" + "\n".join(
+                      l for l in text.splitlines() if l.startswith("daxprobe_agent_reports_dropped")))
+        text = scrape(port)
+        dup = sorted({x for x in series(text) if series(text).count(x) > 1})
+        expect(not dup, f"duplicate series: {dup[:5]}")
+        connected = [x for x in series(text) if x.startswith("daxprobe_vm_connected{")]
+        expect(len(connected) == len(names), f"{len(names)} VMs, series: {connected}")
+        expect("\u202e" not in text, "a raw U+202E in /metrics")
+        for want in ('vm="vm\\\\xfe"', 'vm="vm\\\\xff"', 'vm="vm\\\\\\\\xff"',
+                     'vm="r\\\\xe2\\\\x80\\\\xaeevil"'):
+            expect(sample(text, "daxprobe_vm_connected", want) == 1, f"no connected series {want}: {connected}")
+        c.kill(15)
+        expect(c.wait_exit() == 0, f"collector exit after SIGTERM:\n{c.log()}")
+        # query shows them escaped, never raw.
+        p = subprocess.run([COLLECTOR, "query", "--state-dir", state], capture_output=True,
+                           timeout=bb.HANG_GUARD_S)
+        check(p.returncode == 0, f"query: rc {p.returncode}: {p.stderr!r}")
+        expect(b"\xe2\x80\xae" not in p.stdout and b"vm\xfe" not in p.stdout,
+              f"query printed a raw name: {p.stdout!r}")
+        # The agent: a mount point that is not UTF-8, and one with U+202E.
+        root = os.path.join(tmp, "root")
+        shutil.copytree(os.path.join(bb.FIXTURES, "fsdax-xfs"), root, symlinks=True)
+        with open(os.path.join(root, "proc/self/mountinfo"), "ab") as f:
+            f.write(b"9998 1 259:8 / /mnt/p\xffm rw - ext4 /dev/pmem8 rw,dax=always\n")
+            f.write(b"9999 1 259:9 / /mnt/\xe2\x80\xaetxt.exe rw - ext4 /dev/pmem9 rw,dax=always\n")
+        p = subprocess.run([DAXPROBE, "check", "--json", "--no-active", "--root", root],
+                           capture_output=True, timeout=bb.HANG_GUARD_S)
+        try:
+            doc = json.loads(p.stdout)
+        except ValueError:
+            doc = {}
+            expect(False, f"check --json: not JSON (rc {p.returncode}): {p.stderr[-200:]!r}")
+        points = [m.get("mount_point") for m in doc.get("mounts") or []]
+        expect(not doc or "/mnt/p\\xffm" in points, f"the non-UTF-8 mount point is not there, escaped: {points}")
+        rc, out, err = daxprobe("check", "--no-active", "--root", root)
+        expect(b"\xe2\x80\xae" not in out + err, "a raw U+202E reached the terminal")
+        expect(b"\\xe2\\x80\\xae" in out, f"the U+202E mount point is not shown escaped: {out[-600:]!r}")
+        check(not problems, "\n  ".join([f"{len(problems)} problem(s):"] + problems))
+        print(f"hostile-names: {len(names)} VMs, {len(names)} distinct escaped series; "
+              f"check --json rc {rc}")
+    finally:
+        if c:
+            c.kill()
+        for g in guests:
+            g.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 CASES = {"hangup": case_hangup, "fs-abort": case_fs_abort, "tiny-fs": case_tiny_fs,
-         "unlinked-store": case_unlinked_store}
+         "unlinked-store": case_unlinked_store, "hostile-names": case_hostile_names}
 
 if __name__ == "__main__":
     sys.exit(bb.main(CASES, sys.argv[3:]))

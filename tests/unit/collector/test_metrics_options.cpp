@@ -45,10 +45,21 @@ TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector]
 TEST_CASE("socket arguments and config files", "[collector][options]")
 {
     auto a = parseSocketArg("vm1=/run/a.sock");
-    CHECK(a.name == "vm1");
-    CHECK(a.socketPath == "/run/a.sock");
+    REQUIRE(a);
+    CHECK(a->name == "vm1");
+    CHECK(a->socketPath == "/run/a.sock");
     auto b = parseSocketArg("/run/x=y.sock");
-    CHECK(b.name == "/run/x=y.sock");
+    REQUIRE(b);
+    CHECK(b->name == "/run/x=y.sock");
+    auto c = parseSocketArg("vm2=/run/x=y.sock");
+    REQUIRE(c);
+    CHECK(c->name == "vm2");
+    CHECK(c->socketPath == "/run/x=y.sock");
+    // Ambiguous or empty: refused, never guessed.
+    for (const char *bad : {"eq=ual=PATH", "=/run/a.sock", "vm1=", ""}) {
+        INFO(bad);
+        CHECK_FALSE(parseSocketArg(bad));
+    }
 
     TempDir dir;
     std::string path = dir.path() + "/collector.conf";
@@ -73,18 +84,22 @@ TEST_CASE("socket arguments and config files", "[collector][options]")
     CHECK_FALSE(loadConfigFile(path, o2));
 }
 
-TEST_CASE("label values: newline, quote and backslash escaped, invalid UTF-8 replaced",
+TEST_CASE("label values: the name as shown (invalid bytes as \\xNN), then \\ and \" escaped",
           "[collector][metrics]")
 {
-    CHECK(escapeLabel("a\nb") == "a\\nb");
-    CHECK(escapeLabel("a\"b\\c") == "a\\\"b\\\\c");
+    CHECK(escapeLabel("a\nb") == "a\\\\x0ab");
+    CHECK(escapeLabel("a\"b\\c") == "a\\\"b\\\\\\\\c");
     CHECK(escapeLabel("caf\xc3\xa9") == "caf\xc3\xa9"); // valid UTF-8 kept
     CHECK(escapeLabel("a\xff"
-                      "b") == "a\xef\xbf\xbd"
-                              "b");               // invalid byte
-    CHECK(escapeLabel("\xc3") == "\xef\xbf\xbd"); // truncated sequence
-    CHECK(escapeLabel("\xe0\x80\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); // overlong
+                      "b") == "a\\\\xffb");                        // invalid byte
+    CHECK(escapeLabel("\xc3") == "\\\\xc3");                       // truncated sequence
+    CHECK(escapeLabel("\xe0\x80\x80") == "\\\\xe0\\\\x80\\\\x80"); // overlong
     CHECK(escapeLabel("\xed\xa0\x80").find("\xed\xa0\x80") == std::string::npos); // surrogate
+    CHECK(escapeLabel("a\xe2\x80\xae") == "a\\\\xe2\\\\x80\\\\xae");              // U+202E
+    // Two names that differ only in an invalid byte stay two series, and
+    // neither collides with one that spells the escape out.
+    CHECK(escapeLabel("vm\xfe") != escapeLabel("vm\xff"));
+    CHECK(escapeLabel("vm\xff") != escapeLabel("vm\\xff"));
 
     // A VM name from a directory entry can hold any byte but '/' and NUL:
     // the page must stay one sample per line and valid UTF-8.
@@ -92,10 +107,10 @@ TEST_CASE("label values: newline, quote and backslash escaped, invalid UTF-8 rep
     reg.update("web\n1\xfe", [](VmMetrics &m) { m.connected = true; });
     reg.noteStoreError("web\n1\xfe");
     std::string text = reg.render();
-    CHECK_THAT(text, Catch::Contains("daxprobe_vm_connected{vm=\"web\\n1\xef\xbf\xbd\"} 1"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_connected{vm=\"web\\\\x0a1\\\\xfe\"} 1"));
     CHECK_THAT(text, Catch::Contains(
-                         "daxprobe_collector_vm_store_errors_total{vm=\"web\\n1\xef\xbf\xbd\"} 1"));
-    CHECK_THAT(text, Catch::Contains("daxprobe_vm_store_held{vm=\"web\\n1\xef\xbf\xbd\"} 0"));
+                         "daxprobe_collector_vm_store_errors_total{vm=\"web\\\\x0a1\\\\xfe\"} 1"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_store_held{vm=\"web\\\\x0a1\\\\xfe\"} 0"));
     CHECK_THAT(text, Catch::Contains("\ndaxprobe_collector_store_errors_total 1\n"));
     for (std::size_t at = 0; (at = text.find('\n', at)) != std::string::npos; ++at)
         CHECK((at + 1 == text.size() || text[at + 1] == '#' || text[at + 1] == 'd'));
