@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "collector/backing_files.h"
 #include "collector/discovery.h"
 #include "collector/host_facts.h"
 #include "collector/report_policy.h"
@@ -177,6 +178,7 @@ void Collector::refreshFacts(Channel &c, std::int64_t now)
     if (pid <= 0)
         return;
     QemuFacts facts = readQemuFacts(*root, pid);
+    measureBackingFiles(facts);
     if (auto r = store_.setHostFacts(c.config().name, toJson(facts)); !r)
         spdlog::debug("{}: {}", c.config().name, r.error().describe());
     else

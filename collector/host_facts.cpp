@@ -119,6 +119,48 @@ std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &a
     return out;
 }
 
+std::vector<BackingFile> parseBackingFiles(const std::vector<std::string> &argv)
+{
+    std::vector<BackingFile> out;
+    std::map<std::string, std::string> roleOfMemdev; // memdev id -> the device using it
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i)
+        if (argv[i] == "-device") {
+            auto d = optsOf(argv[i + 1], "driver");
+            if (!d["memdev"].empty())
+                roleOfMemdev[d["memdev"]] = d[""];
+        }
+    auto add = [&](const std::string &path, std::string role, std::string format = {}) {
+        if (path.empty() || path.front() != '/')
+            return; // a protocol (nbd:, http:) or a path relative to QEMU's cwd
+        for (const auto &f : out)
+            if (f.path == path)
+                return;
+        BackingFile f;
+        f.path = path;
+        f.role = std::move(role);
+        f.format = std::move(format);
+        out.push_back(std::move(f));
+    };
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+        const std::string &opt = argv[i];
+        if (opt == "-object") {
+            auto o = optsOf(argv[i + 1], "qom-type");
+            if (o[""] != "memory-backend-file")
+                continue;
+            auto role = roleOfMemdev.find(o["id"]);
+            add(o["mem-path"], role == roleOfMemdev.end() ? "memory" : role->second);
+        } else if (opt == "-drive") {
+            auto d = optsOf(argv[i + 1], "driver");
+            add(d["file"], "drive", d["format"]);
+        } else if (opt == "-blockdev") {
+            auto b = optsOf(argv[i + 1], "driver");
+            if (b[""] == "file")
+                add(b["filename"], "drive");
+        }
+    }
+    return out;
+}
+
 namespace
 {
 
@@ -176,9 +218,12 @@ QemuFacts readQemuFacts(const Root &root, int pid)
         argv.push_back(cur);
     f.backends = parseNvdimmBackends(argv);
 
+    f.files = parseBackingFiles(argv);
+
     if (auto rollup = root.readFile(dir + "/smaps_rollup"); rollup) {
         f.rssBytes = smapsField(*rollup, "Rss");
         f.pssBytes = smapsField(*rollup, "Pss");
+        f.anonBytes = smapsField(*rollup, "Anonymous");
     } else {
         f.errors.push_back(rollup.error().describe());
     }
@@ -238,10 +283,22 @@ json toJson(const QemuFacts &f)
                             {"mapped", b.mapped},
                             {"resident_bytes", b.residentBytes},
                             {"persistence", b.persistence}});
+    json files = json::array();
+    for (const auto &b : f.files)
+        files.push_back({{"path", b.path},
+                         {"role", b.role},
+                         {"dev", b.dev},
+                         {"ino", b.ino},
+                         {"size_bytes", b.sizeBytes},
+                         {"cached_bytes", b.cachedBytes},
+                         {"method", b.method},
+                         {"error", b.error}});
     return {{"pid", f.pid},
             {"rss_bytes", f.rssBytes},
             {"pss_bytes", f.pssBytes},
+            {"anon_bytes", f.anonBytes},
             {"nvdimm_backends", backends},
+            {"backing_files", files},
             {"errors", f.errors}};
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,16 +32,39 @@ struct NvdimmBackend {
     std::string persistence;
 };
 
+// A file whose host page cache a guest's memory use depends on: an
+// NVDIMM/virtio-pmem backend, another memory-backend-file, or a disk image
+// (with the backing files of a qcow2 overlay). Measured by
+// measureBackingFiles (backing_files.h), keyed by (dev, ino) so a file that
+// several VMs share is counted once per host.
+struct BackingFile {
+    std::string path;
+    std::string role;   // nvdimm | virtio-pmem-pci | memory | drive | qcow2-backing
+    std::string format; // a -drive's format= (qcow2: its backing chain is followed)
+    std::uint64_t dev = 0, ino = 0, sizeBytes = 0;
+    std::uint64_t cachedBytes = 0; // host page cache of the file
+    std::string method;            // cachestat | mincore | not_applicable; "" until measured
+    std::string error;             // why it could not be measured
+};
+
 struct QemuFacts {
     int pid = 0;
     unsigned long long rssBytes = 0, pssBytes = 0;
     std::vector<NvdimmBackend> backends;
     std::vector<std::string> errors;
+    unsigned long long anonBytes = 0; // smaps_rollup Anonymous: guest RAM and QEMU's heap
+    std::vector<BackingFile> files;
 };
 
 // Backends of -device nvdimm,memdev=ID (and virtio-pmem-pci,memdev=ID) from a QEMU command line
 // (argv), in both the key=value and the JSON (libvirt) -object/-device syntax.
 std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &argv);
+
+// Every file a QEMU command line names as guest memory or disk: the
+// mem-path of each memory-backend-file, `-drive file=` and `-blockdev
+// driver=file,filename=` (both syntaxes), each path once, in order.
+// Protocols (nbd:, http:) and relative paths are left out.
+std::vector<BackingFile> parseBackingFiles(const std::vector<std::string> &argv);
 
 // Everything above for one QEMU pid, read through root (tests: a fixture dir).
 QemuFacts readQemuFacts(const Root &root, int pid);

@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include "base/version.h"
+#include "collector/ledger.h"
 #include "collector/query.h"
 #include "collector/run_options.h"
 #include "collector/store.h"
@@ -75,6 +76,33 @@ int runQuery(const std::string &stateDir, const std::string &vm, std::size_t lim
     return 0;
 }
 
+// Every VM's latest host facts and latest report, summed per host.
+int runLedger(const std::string &stateDir, bool json)
+{
+    auto store = Store::openReadOnly(stateDir + "/collector.db");
+    if (!store) {
+        fmt::print(stderr, "daxprobe-collector: {}\n", store.error().describe());
+        return 2;
+    }
+    auto vms = store->latest(true);
+    if (!vms) {
+        fmt::print(stderr, "daxprobe-collector: {}\n", vms.error().describe());
+        return 2;
+    }
+    std::vector<LedgerVm> rows;
+    for (const auto &v : *vms) {
+        auto last = store->history(v.vm, 1, false);
+        if (!last) {
+            fmt::print(stderr, "daxprobe-collector: {}\n", last.error().describe());
+            return 2;
+        }
+        rows.push_back(ledgerVmOf(v.vm, v.hostFacts, last->empty() ? "" : (*last)[0].reportText));
+    }
+    Ledger l = buildLedger(std::move(rows));
+    fmt::print("{}", json ? ledgerJson(l) : ledgerTable(l));
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -103,6 +131,12 @@ int main(int argc, char **argv)
     query->add_option("--vm", qVm, "Show this VM's report history");
     query->add_option("--limit", qLimit, "History rows")->capture_default_str();
     query->add_flag("--json", qJson, "JSON output");
+    bool qLedger = false;
+    query
+        ->add_flag("--ledger", qLedger,
+                   "Memory ledger: guest page cache, DAX mounts, QEMU anonymous memory and the "
+                   "backing files' host page cache (shared files once), per VM and host")
+        ->excludes("--vm");
 
     try {
         app.parse(argc, argv);
@@ -110,5 +144,7 @@ int main(int argc, char **argv)
         int rc = app.exit(e);
         return rc == 0 ? 0 : 2;
     }
+    if (qLedger)
+        return runLedger(qStateDir.empty() ? defaultStateDir() : qStateDir, qJson);
     return runQuery(qStateDir.empty() ? defaultStateDir() : qStateDir, qVm, qLimit, qJson);
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/version.h"
+#include "collector/ledger_metrics.h"
 #include "collector/query.h"
 #include "collector/store.h"
 #include "protocol/verdicts.h"
@@ -208,6 +209,7 @@ std::string MetricsRegistry::render() const
                                    vm, escapeLabel(b.id), b.persistence,
                                    b.persistence == "pmem" ? 1 : 0);
     });
+    appendLedgerMetrics(out, vms_);
     family("daxprobe_collector_store_errors_total", "counter",
            "Reports that failed to commit (not acked)");
     out += fmt::format("daxprobe_collector_store_errors_total {}\n", storeErrors_);

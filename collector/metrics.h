@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/host_facts.h"
+#include "collector/ledger.h"
 #include "protocol/schema.h"
 
 namespace daxprobe::collector
@@ -33,6 +34,7 @@ struct VmMetrics {
     void noteAgentDropped(const std::string &stream, std::uint64_t count);
     std::string droppedStream;
     std::uint64_t droppedSeen = 0;
+    GuestMemory guest; // from the last report, for the memory ledger
 };
 
 // Shared between the collector loop (writer) and the HTTP thread (reader).

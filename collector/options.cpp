@@ -77,7 +77,8 @@ Result<void> loadConfigFile(const std::string &path, CollectorOptions &o, std::s
         else if (key == "metrics-listen")
             o.metricsListen = a;
         else if ((key == "max-rows" || key == "max-bytes" || key == "max-guests" ||
-                  key == "guest-rate" || key == "guest-byte-rate") &&
+                  key == "guest-rate" || key == "guest-byte-rate" ||
+                  key == "host-facts-interval") &&
                  !a.empty()) {
             char *end = nullptr;
             unsigned long long v = std::strtoull(a.c_str(), &end, 10);
@@ -91,7 +92,11 @@ Result<void> loadConfigFile(const std::string &path, CollectorOptions &o, std::s
                 o.maxChannels = v;
             else if (key == "guest-rate")
                 o.messagesPerSecond = static_cast<double>(v);
-            else
+            else if (key == "host-facts-interval") {
+                if (v > 86400)
+                    return bad();
+                o.hostFactsIntervalMs = static_cast<int>(v * 1000);
+            } else
                 o.bytesPerSecond = static_cast<double>(v);
         } else if (key == "log-level" && logLevel &&
                    (a == "trace" || a == "debug" || a == "info" || a == "warn" || a == "error" ||

@@ -63,6 +63,7 @@ struct CollectorOptions {
 //   state-dir DIR | socket [NAME] PATH | pidfile NAME PATH | watch-dir DIR
 //   watch-name NAME | metrics-listen HOST:PORT | max-rows N | max-bytes N
 //   max-guests N | guest-rate N | guest-byte-rate N | log-level LEVEL
+//   host-facts-interval SECONDS (1..86400: how often QEMU's memory is read)
 // (log-level is stored in *logLevel when given, else it is an error).
 Result<void> loadConfigFile(const std::string &path, CollectorOptions &options,
                             std::string *logLevel = nullptr);

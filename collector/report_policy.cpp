@@ -44,6 +44,7 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
         metrics.update(vm, [&](VmMetrics &m) {
             MetricsRegistry::applyReport(m, r.codes, wallNow);
             m.noteAgentDropped(r.stream, r.droppedReports);
+            m.guest = guestMemoryOf(r.reportText);
         });
     }
     return stored;

@@ -68,7 +68,10 @@ TEST_CASE("virtio-pmem backends are found beside NVDIMM ones", "[collector][host
     CHECK(b[1].device == "virtio-pmem-pci");
     CHECK(b[1].memPath == "/v.img");
     CHECK(b[1].share);
-    CHECK(toJson(QemuFacts{1, 0, 0, b, {}})["nvdimm_backends"][1]["device"] == "virtio-pmem-pci");
+    QemuFacts q;
+    q.pid = 1;
+    q.backends = b;
+    CHECK(toJson(q)["nvdimm_backends"][1]["device"] == "virtio-pmem-pci");
 }
 
 TEST_CASE("missing process is reported, not fatal", "[collector][hostfacts]")

@@ -133,7 +133,9 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
         b.memPath = "/var/lib/nvdimm.img";
         b.persistence = "page_cache";
         q.backends.push_back(b);
+        q.files.push_back({b.memPath, "nvdimm", "", 8, 1, 4096, 4096, "cachestat", ""});
         m.qemu = q;
+        m.guest.reported = true;
     });
     auto served = parseExposition(reg.render());
     auto documented = parseReadme(README_PATH);

@@ -1,0 +1,237 @@
+#include "collector/ledger.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "collector/query.h"
+#include "protocol/json_text.h"
+
+namespace daxprobe::collector
+{
+
+using nlohmann::json;
+using protocol::JsonArrayReader;
+using protocol::JsonObjectReader;
+
+namespace
+{
+
+constexpr std::uint64_t kMaxClaim = 1ULL << 53; // as for seq: a double holds it exactly
+
+std::uint64_t satAdd(std::uint64_t a, std::uint64_t b)
+{
+    return a > std::numeric_limits<std::uint64_t>::max() - b
+               ? std::numeric_limits<std::uint64_t>::max()
+               : a + b;
+}
+
+std::optional<std::uint64_t> claim(std::string_view v)
+{
+    auto n = protocol::jsonUnsigned(v);
+    if (!n || *n > kMaxClaim)
+        return std::nullopt;
+    return n;
+}
+
+// mounts[].verdict.code and .blockdev.
+std::pair<std::string, std::string> mountCodeAndDevice(std::string_view mount)
+{
+    std::string key, code, dev;
+    std::string_view v;
+    for (JsonObjectReader m(mount); m.next(key, v);) {
+        if (key == "blockdev") {
+            dev = protocol::jsonString(v).value_or("");
+        } else if (key == "verdict") {
+            std::string k2;
+            std::string_view v2;
+            for (JsonObjectReader r(v); r.next(k2, v2);)
+                if (k2 == "code")
+                    code = protocol::jsonString(v2).value_or("");
+        }
+    }
+    return {code, dev};
+}
+
+} // namespace
+
+GuestMemory guestMemoryOf(std::string_view reportText)
+{
+    GuestMemory g;
+    std::string key;
+    std::string_view v, meminfo, mounts, namespaces;
+    for (JsonObjectReader r(reportText); r.next(key, v);) {
+        if (key == "meminfo")
+            meminfo = v;
+        else if (key == "mounts")
+            mounts = v;
+        else if (key == "namespaces")
+            namespaces = v;
+    }
+    for (JsonObjectReader r(meminfo); r.next(key, v);)
+        if (key == "Cached")
+            if (auto n = claim(v)) {
+                g.pageCacheBytes = *n;
+                g.reported = true;
+            }
+    std::set<std::string> daxDevices;
+    std::string_view e;
+    for (JsonArrayReader a(mounts); a.next(e);) {
+        auto [code, dev] = mountCodeAndDevice(e);
+        if (!dev.empty() && (code == "dax_active" || code == "dax_per_file"))
+            daxDevices.insert(dev);
+    }
+    std::set<std::string> counted; // a repeated namespace counts once
+    for (JsonArrayReader a(namespaces); a.next(e);) {
+        std::string dev;
+        std::optional<std::uint64_t> size;
+        for (JsonObjectReader n(e); n.next(key, v);) {
+            if (key == "blockdev")
+                dev = protocol::jsonString(v).value_or("");
+            else if (key == "size")
+                size = claim(v);
+        }
+        if (size && daxDevices.count(dev) && counted.insert(dev).second)
+            g.daxMountBytes = satAdd(g.daxMountBytes, *size);
+    }
+    return g;
+}
+
+Ledger buildLedger(std::vector<LedgerVm> vms)
+{
+    Ledger l;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> byKey; // (dev, ino) -> files
+    for (const auto &vm : vms) {
+        l.guestPageCacheBytes = satAdd(l.guestPageCacheBytes, vm.guest.pageCacheBytes);
+        l.guestDaxMountBytes = satAdd(l.guestDaxMountBytes, vm.guest.daxMountBytes);
+        l.qemuAnonBytes = satAdd(l.qemuAnonBytes, vm.qemuAnonBytes);
+        for (const auto &f : vm.files) {
+            if (!f.measured)
+                continue;
+            auto [it, fresh] = byKey.try_emplace({f.dev, f.ino}, l.files.size());
+            if (fresh) {
+                l.files.push_back({f, {}});
+                l.filesCachedBytes = satAdd(l.filesCachedBytes, f.cachedBytes);
+            }
+            auto &users = l.files[it->second].vms;
+            if (std::find(users.begin(), users.end(), vm.vm) == users.end())
+                users.push_back(vm.vm);
+        }
+    }
+    l.vms = std::move(vms);
+    return l;
+}
+
+LedgerVm ledgerVmOf(std::string vm, const json &hostFacts, std::string_view reportText)
+{
+    LedgerVm out;
+    out.vm = std::move(vm);
+    if (!reportText.empty())
+        out.guest = guestMemoryOf(reportText);
+    if (!hostFacts.is_object())
+        return out;
+    auto u64 = [](const json &j, const char *k) {
+        auto it = j.find(k);
+        return it != j.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+    };
+    auto str = [](const json &j, const char *k) {
+        auto it = j.find(k);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    out.qemuKnown = true;
+    out.qemuAnonBytes = u64(hostFacts, "anon_bytes");
+    out.qemuPssBytes = u64(hostFacts, "pss_bytes");
+    if (auto it = hostFacts.find("backing_files"); it != hostFacts.end() && it->is_array())
+        for (const auto &f : *it) {
+            if (!f.is_object())
+                continue;
+            LedgerFile lf;
+            lf.path = str(f, "path");
+            lf.role = str(f, "role");
+            lf.dev = u64(f, "dev");
+            lf.ino = u64(f, "ino");
+            lf.sizeBytes = u64(f, "size_bytes");
+            lf.cachedBytes = u64(f, "cached_bytes");
+            lf.measured = !str(f, "method").empty();
+            out.files.push_back(std::move(lf));
+        }
+    return out;
+}
+
+namespace
+{
+
+std::string mib(std::uint64_t bytes)
+{
+    return fmt::format("{:.1f}", static_cast<double>(bytes) / (1 << 20));
+}
+
+} // namespace
+
+std::string ledgerTable(const Ledger &l)
+{
+    std::string out = fmt::format("{:<24} {:>12} {:>12} {:>12} {:>12}\n", "VM (MiB)", "guest_cache",
+                                  "guest_dax", "qemu_anon", "files_cached");
+    for (const auto &vm : l.vms) {
+        std::uint64_t files = 0;
+        for (const auto &f : vm.files)
+            files = satAdd(files, f.cachedBytes);
+        out += fmt::format("{:<24} {:>12} {:>12} {:>12} {:>12}\n", printable(vm.vm),
+                           vm.guest.reported ? mib(vm.guest.pageCacheBytes) : "-",
+                           vm.guest.reported ? mib(vm.guest.daxMountBytes) : "-",
+                           vm.qemuKnown ? mib(vm.qemuAnonBytes) : "-",
+                           vm.qemuKnown ? mib(files) : "-");
+    }
+    out += fmt::format("{:<24} {:>12} {:>12} {:>12} {:>12}\n", "host (files once)",
+                       mib(l.guestPageCacheBytes), mib(l.guestDaxMountBytes), mib(l.qemuAnonBytes),
+                       mib(l.filesCachedBytes));
+    out += fmt::format("host memory of the VMs: {} MiB (QEMU anonymous + backing files' page "
+                       "cache; guest page cache is inside QEMU's anonymous memory)\n",
+                       mib(l.hostBytes()));
+    for (const auto &f : l.files)
+        out += fmt::format("file {} ({} MiB cached of {}): {} VM(s)\n", printable(f.file.path),
+                           mib(f.file.cachedBytes), mib(f.file.sizeBytes), f.vms.size());
+    return out;
+}
+
+std::string ledgerJson(const Ledger &l)
+{
+    json vms = json::array();
+    for (const auto &vm : l.vms) {
+        json files = json::array();
+        for (const auto &f : vm.files)
+            files.push_back({{"path", f.path},
+                             {"role", f.role},
+                             {"size_bytes", f.sizeBytes},
+                             {"cached_bytes", f.cachedBytes},
+                             {"measured", f.measured}});
+        vms.push_back({{"vm", vm.vm},
+                       {"guest_reported", vm.guest.reported},
+                       {"guest_page_cache_bytes", vm.guest.pageCacheBytes},
+                       {"guest_dax_mount_bytes", vm.guest.daxMountBytes},
+                       {"qemu_known", vm.qemuKnown},
+                       {"qemu_anon_bytes", vm.qemuAnonBytes},
+                       {"qemu_pss_bytes", vm.qemuPssBytes},
+                       {"backing_files", files}});
+    }
+    json files = json::array();
+    for (const auto &f : l.files)
+        files.push_back({{"path", f.file.path},
+                         {"size_bytes", f.file.sizeBytes},
+                         {"cached_bytes", f.file.cachedBytes},
+                         {"vms", f.vms}});
+    json host = {{"guest_page_cache_bytes", l.guestPageCacheBytes},
+                 {"guest_dax_mount_bytes", l.guestDaxMountBytes},
+                 {"qemu_anon_bytes", l.qemuAnonBytes},
+                 {"backing_files_cached_bytes", l.filesCachedBytes},
+                 {"vm_memory_bytes", l.hostBytes()},
+                 {"backing_files", files}};
+    return json{{"vms", vms}, {"host", host}}.dump(-1, ' ', false, json::error_handler_t::replace) +
+           "\n";
+}
+
+} // namespace daxprobe::collector
