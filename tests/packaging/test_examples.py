@@ -43,7 +43,8 @@ def main():
     failures = []
 
     for args in (["check", "rules", "daxprobe-alerts.yml"],
-                 ["test", "rules", "daxprobe-alerts.test.yml"]):
+                 ["test", "rules", "daxprobe-alerts.test.yml"],
+                 ["check", "rules", "daxprobe-ledger-rules.yml"]):
         r = subprocess.run(["promtool", *args], cwd=ex, capture_output=True, text=True)
         print(f"promtool {' '.join(args)}: rc {r.returncode}\n{r.stdout}{r.stderr}")
         if r.returncode != 0:
@@ -52,7 +53,7 @@ def main():
     documented = readme_metrics(src / "README.md")
     if not documented:
         failures.append("README.md has no ### Metrics table")
-    rules = (ex / "daxprobe-alerts.yml").read_text()
+    rules = (ex / "daxprobe-alerts.yml").read_text() + (ex / "daxprobe-ledger-rules.yml").read_text()
     dash = json.loads((ex / "grafana-dashboard.json").read_text())
     exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
     if not exprs:
