@@ -131,6 +131,7 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["exit_code"] = report.exitCode;
     j["verdict"] = verdictJson(report.overall);
     j["warnings"] = report.warnings;
+    j["bounce_buffer"] = report.bounceBuffer ? verdictJson(*report.bounceBuffer) : json(nullptr);
     j["nfit"] = nfitJson(facts.nfit);
     j["ndctl"] = {{"available", facts.topology.available}, {"error", orNull(facts.topology.error)}};
     j["buses"] = facts.topology.buses;

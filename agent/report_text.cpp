@@ -171,6 +171,10 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
 
     for (const auto &w : report.warnings)
         out += fmt::format("\n{}warning: {}\n", st.prefix(Severity::Warning), printable(w));
+    if (report.bounceBuffer) {
+        out += "\nMemory cost\n";
+        appendVerdict(out, *report.bounceBuffer, st, "  ");
+    }
     out += "\nVerdict\n";
     appendVerdict(out, report.overall, st, "  ");
     out += fmt::format("  exit code {}\n", report.exitCode);

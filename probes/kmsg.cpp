@@ -156,6 +156,7 @@ void keepRecord(KmsgFacts &facts, KmsgRecord &&r, std::size_t maxRecords)
 {
     // Mount start/end lines of any device too: they tell which mount attempt
     // a DAX line belongs to (mount_history.h).
+    noteBootMemory(facts.bootMemory, r);
     if (!(isDaxRelevant(r) || isMountLifecycle(r.message)))
         return;
     if (facts.records.size() >= maxRecords)

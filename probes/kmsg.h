@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/root.h"
+#include "probes/bounce_buffer.h"
 
 namespace daxprobe
 {
@@ -34,6 +35,7 @@ struct KmsgFacts {
     bool readable = false;
     std::string error;               // e.g. permission denied (dmesg_restrict)
     std::vector<KmsgRecord> records; // only the relevant ones, bounded
+    BounceBufferFacts bootMemory;    // from every record, relevant or not
 };
 
 // Reads dev/kmsg under the root: record by record from the live character

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/bounce_buffer.h"
 #include "probes/dax_refusals.h"
 #include "probes/remedies.h"
 #include "probes/root_facts.h"
@@ -336,6 +337,7 @@ Report evaluate(const Facts &facts)
         report.mounts.push_back(std::move(mr));
     }
 
+    report.bounceBuffer = judgeBounceBuffer(facts.kmsg.bootMemory);
     if (facts.nfit.present && !facts.nfit.valid())
         for (const auto &p : facts.nfit.problems)
             report.warnings.push_back("NFIT: " + p);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,8 @@ struct Report {
     std::vector<MountReport> mounts;
     Verdict overall;
     int exitCode = 2;
-    std::vector<std::string> warnings; // system-wide (badblocks, NFIT damage, ...)
+    std::vector<std::string> warnings;   // system-wide (badblocks, NFIT damage, ...)
+    std::optional<Verdict> bounceBuffer; // bounce_buffer_for_hotplug, when it applies
 };
 
 // Pure: the same facts always give the same report. The report points into

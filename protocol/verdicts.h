@@ -37,6 +37,10 @@ inline constexpr const char *ProblemsFound = "problems_found";
 inline constexpr const char *NoNfit = "no_nfit";
 inline constexpr const char *NoPmemNamespace = "no_pmem_namespace";
 inline constexpr const char *CheckFailed = "check_failed";
+// system-wide cost (a warning, not a problem; the report's "bounce_buffer"):
+// a SWIOTLB bounce buffer set up only because the memory hotplug range
+// reaches above 4 GiB
+inline constexpr const char *BounceBufferForHotplug = "bounce_buffer_for_hotplug";
 } // namespace code
 
 // Every code a report's overall verdict can carry, and every code of a mount's
