@@ -1,3 +1,4 @@
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "agent/profile_runner.h"
 #include "agent/report_json.h"
 #include "base/logging.h"
+#include "base/result.h"
 #include "base/version.h"
 #include "protocol/verdicts.h"
 
@@ -22,15 +24,27 @@ using namespace daxprobe;
 namespace
 {
 
+// --output is opened before anything runs: a command that ran with nowhere
+// to put its result is lost work.
+bool openOutput(const std::string &outputPath, std::ofstream &f)
+{
+    if (outputPath.empty())
+        return true;
+    f.open(outputPath, std::ios::trunc);
+    if (!f)
+        fmt::print(stderr, "daxprobe profile: cannot write {}: {}; nothing was run\n", outputPath,
+                   Error::errnoName(errno));
+    return static_cast<bool>(f);
+}
+
 // The report goes to stdout, or to --output so it cannot mix with the
 // profiled command's own output.
-bool emit(const std::string &text, const std::string &outputPath)
+bool emit(const std::string &text, const std::string &outputPath, std::ofstream &f)
 {
     if (outputPath.empty()) {
         fmt::print("{}", text);
         return true;
     }
-    std::ofstream f(outputPath, std::ios::trunc);
     f << text;
     f.close();
     if (!f) {
@@ -49,12 +63,15 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
         fmt::print(stderr, "daxprobe profile: {}\n", root.error().describe());
         return 2;
     }
+    std::ofstream out;
+    if (!openOutput(outputPath, out))
+        return 2;
     CommandRun run = profileCommand(*root, options);
     std::string text =
         json
             ? jsonText({{"schema", protocol::kProfileSchema}, {"command", commandJson(run)}}) + "\n"
             : commandText(run);
-    if (!emit(text, outputPath))
+    if (!emit(text, outputPath, out))
         return 2;
     return commandExitCode(run);
 }
@@ -171,8 +188,11 @@ int main(int argc, char **argv)
             fmt::print(stderr, "daxprobe profile: give -- CMD ARGS... or --path FILE\n");
             return 2;
         }
+        std::ofstream file;
+        if (!openOutput(profileOutput, file))
+            return 2;
         ProfileOutcome out = runProfile(profile);
-        if (!emit(profileJson ? jsonText(out.report) + "\n" : out.text, profileOutput))
+        if (!emit(profileJson ? jsonText(out.report) + "\n" : out.text, profileOutput, file))
             return 2;
         return out.exitCode;
     }

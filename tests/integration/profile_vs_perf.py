@@ -185,6 +185,15 @@ class ProfileVsPerf(unittest.TestCase):
             with open(out) as f:
                 self.assertEqual(json.load(f)["command"]["argv"], ["echo", "hello"])
 
+    def test_unwritable_output_refused_before_the_command_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            marker = os.path.join(d, "ran")
+            p = subprocess.run([DAXPROBE, "profile", "-o", os.path.join(d, "no", "such", "dir"),
+                                "--", "touch", marker], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("cannot write", p.stderr)
+            self.assertFalse(os.path.exists(marker), "the command ran with nowhere to put its result")
+
     def test_named_files_residency(self):
         with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
             path = os.path.join(d, "data")
