@@ -268,7 +268,7 @@ def main():
     except (GuestError, RuntimeError, OSError, ValueError, subprocess.CalledProcessError) as e:
         log(f"FAIL: {e}")
         return 1
-    result = {"schema": "daxprobe.appliance/1", "kernel": info["version"],
+    result = {"schema": "daxprobe.appliance/2", "kernel": info["version"],
               "runs_per_variant": args.runs, "variants": variants,
               "kernel_cmdline_extra": f"{CMDLINE} {args.append}".strip(),
               "wall_seconds": round(time.monotonic() - t0, 1),

@@ -120,7 +120,8 @@ def fallback_profile(files):
             "source": FALLBACK_SOURCE,
             "minor": rusage("Minor (reclaiming a frame) page faults"),
             "major": rusage("Major (requiring I/O) page faults"),
-            "dax_pmd": pmd_done - pmd_fb if pmd_done is not None and pmd_fb is not None else None,
+            # As `daxprobe profile` counts them: every PMD fault tried.
+            "dax_pmd": pmd_done,
             "dax_pmd_fallback": pmd_fb,
             "dax_pte": pte_done,
         },

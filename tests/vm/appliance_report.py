@@ -62,13 +62,17 @@ PANELS = [
      ["guest_cached_kb", "guest_buffers_kb", "workload_cached_delta_kb"],
      ["Cached", "Buffers", "Cached growth"]),
     ("Guest RAM [MiB] (MemTotal: what the kernel kept for itself shows here)", 1024.0,
-     ["guest_memtotal_kb", "guest_memavailable_kb"], ["MemTotal", "MemAvailable"]),
+     ["guest_memtotal_kb", "guest_memavailable_kb", "guest_swiotlb_kb"],
+     ["MemTotal", "MemAvailable", "SWIOTLB (a cost)"]),
     ("Host memory for the guest [MiB]", 1024.0,
      ["qemu_anon_kb", "host_cache_kb", "host_total_kb", "qemu_pss_kb", "qemu_peak_rss_kb"],
      ["QEMU anon", "host page cache", "total (anon+cache)", "QEMU PSS", "QEMU peak RSS"]),
     ("Workload page faults [thousands]", 1000.0,
-     ["faults_minor", "faults_major", "faults_dax_pmd", "faults_dax_pmd_fallback", "faults_dax_pte"],
-     ["minor", "major", "DAX PMD", "PMD fallback", "DAX PTE"]),
+     ["faults_minor", "faults_major", "faults_dax_pmd_tried", "faults_dax_pmd_mapped",
+      "faults_dax_pte"],
+     ["minor", "major", "PMD tried", "PMD mapped 2M", "DAX PTE"]),
+    ("Costs of the root device: module init [ms] (initramfs growth: notes below)", 1.0,
+     ["device_initcalls_ms"], ["root device modules' init"]),
 ]
 
 

@@ -22,8 +22,9 @@ METRICS = [
     ("workload_cached_delta_kb", "guest Cached growth during workload", "kB"),
     ("faults_minor", "workload minor faults", ""),
     ("faults_major", "workload major faults", ""),
-    ("faults_dax_pmd", "workload DAX PMD faults", ""),
-    ("faults_dax_pmd_fallback", "workload DAX PMD faults fallen back to PTE", ""),
+    ("faults_dax_pmd_tried", "workload DAX PMD faults tried (dax_pmd_fault_done)", ""),
+    ("faults_dax_pmd_fallback", "  of which fell back to 4 KiB PTEs", ""),
+    ("faults_dax_pmd_mapped", "  of which mapped 2 MiB (tried - fell back)", ""),
     ("faults_dax_pte", "workload DAX PTE faults", ""),
     ("qemu_peak_rss_kb", "QEMU peak RSS (wait4)", "kB"),
     ("qemu_pss_kb", "QEMU PSS (before shutdown)", "kB"),
@@ -69,6 +70,11 @@ def _get(d, *path):
     return d
 
 
+def _pmd_mapped(cmd):
+    tried, fell = _get(cmd, "faults", "dax_pmd"), _get(cmd, "faults", "dax_pmd_fallback")
+    return tried - fell if tried is not None and fell is not None else None
+
+
 def run_metrics(run):
     """One run record -> {metric key: number or None}."""
     host, guest = run["host"], run["guest"]
@@ -91,8 +97,9 @@ def run_metrics(run):
         "workload_cached_delta_kb": _get(cmd, "page_cache", "cached_kb_delta"),
         "faults_minor": _get(cmd, "faults", "minor"),
         "faults_major": _get(cmd, "faults", "major"),
-        "faults_dax_pmd": _get(cmd, "faults", "dax_pmd"),
+        "faults_dax_pmd_tried": _get(cmd, "faults", "dax_pmd"),
         "faults_dax_pmd_fallback": _get(cmd, "faults", "dax_pmd_fallback"),
+        "faults_dax_pmd_mapped": _pmd_mapped(cmd),
         "faults_dax_pte": _get(cmd, "faults", "dax_pte"),
         "qemu_peak_rss_kb": host.get("qemu_peak_rss_kb"),
         "qemu_pss_kb": _get(host, "qemu_rollup", "Pss"),
