@@ -108,12 +108,6 @@ void Channel::tryConnect(std::int64_t now)
 
     // Reports are committed by the collector, every guest's in one transaction.
     IngestHooks hooks;
-    hooks.storeReports = [this](const std::vector<protocol::ReportRecord> &reports) {
-        std::vector<ReportWrite> w;
-        for (const auto &r : reports)
-            w.push_back({&config_.name, &r});
-        return storeReports(env_.store, env_.metrics, w, wallSeconds());
-    };
     hooks.identity = [this](const protocol::AgentIdentity &id) {
         noteIdentity(env_.store, config_.name, config_.socketPath, id, wallSeconds());
     };
@@ -245,7 +239,7 @@ void Channel::onReadable(std::int64_t now, std::size_t room)
     ingestor_->receive(std::string_view(buf.data(), static_cast<std::size_t>(n)));
     env_.metrics.update(config_.name,
                         [&](VmMetrics &m) { m.bytes += static_cast<std::uint64_t>(n); });
-    // Handled in step(), the channel's one turn of this wake.
+    // Handled in handle(), the channel's one turn of this wake.
 }
 
 bool Channel::handle(std::int64_t now)
@@ -304,14 +298,6 @@ void Channel::complete(std::int64_t now, const Result<std::vector<bool>> *outcom
     }
     checkHeld(now);
     flush(now);
-}
-
-void Channel::step(std::int64_t now)
-{
-    if (!handle(now))
-        return complete(now, nullptr);
-    ingestor_->commitPending(); // settles: complete() gets no second outcome
-    complete(now, nullptr);
 }
 
 void Channel::account()

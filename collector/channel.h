@@ -62,8 +62,6 @@ class Channel
     // Phase two: the commit's outcome for pending() (null: none were
     // pending), then acks, violations, the held store's resync, flush.
     void complete(std::int64_t now, const Result<std::vector<bool>> *outcome);
-    // Both phases with a commit of this channel's reports alone.
-    void step(std::int64_t now);
     void flush(std::int64_t now);
 
     // Input is waiting in the socket (edge-triggered: until a short read).
@@ -75,7 +73,6 @@ class Channel
     int fd() const { return fd_.get(); }
     // Poll for input: connected, not throttled, nothing queued to handle.
     bool wantsInput(std::int64_t now) const;
-    bool wantsOutput() const { return fd_ && !out_.empty(); }
     // Work left that needs no input (queued lines): the loop must not sleep.
     bool busy() const;
     // The next time this channel needs a wake without any fd event.

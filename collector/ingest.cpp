@@ -17,8 +17,9 @@ void Ingestor::start(std::int64_t syncId)
 {
     syncId_ = syncId;
     out_.push_back(protocol::kSentinel);
-    send(protocol::makeCommand("sync", {{"id", syncId}}, "sync"));
-    send(protocol::makeCommand("info", nullptr, "info"));
+    send(protocol::makeCommand(protocol::commandName(protocol::Command::Sync), {{"id", syncId}},
+                               "sync"));
+    send(protocol::makeCommand(protocol::commandName(protocol::Command::Info), nullptr, "info"));
 }
 
 void Ingestor::invalid(std::string_view why)
@@ -32,7 +33,8 @@ void Ingestor::invalid(std::string_view why)
 void Ingestor::resync(std::int64_t syncId)
 {
     syncId_ = syncId;
-    send(protocol::makeCommand("sync", {{"id", syncId}}, "sync"));
+    send(protocol::makeCommand(protocol::commandName(protocol::Command::Sync), {{"id", syncId}},
+                               "sync"));
 }
 
 void Ingestor::receive(std::string_view data)
@@ -140,7 +142,6 @@ void Ingestor::handleEvent(const Message &m)
 void Ingestor::handleReport(protocol::ReportRecord r)
 {
     ++stats_.reports;
-    lastDropped_ = r.droppedReports;
     if (held_) {
         // Not even tried: the store just failed, and an ack for this one
         // would cover the failed one. The agent keeps it; resync() brings it back.
@@ -148,15 +149,6 @@ void Ingestor::handleReport(protocol::ReportRecord r)
         return;
     }
     pending_.push_back(std::move(r));
-}
-
-void Ingestor::commitPending()
-{
-    if (pending_.empty())
-        return;
-    settle(hooks_.storeReports
-               ? hooks_.storeReports(pending_)
-               : Result<std::vector<bool>>(std::vector<bool>(pending_.size(), true)));
 }
 
 void Ingestor::settle(const Result<std::vector<bool>> &outcome)
@@ -186,8 +178,8 @@ void Ingestor::settle(const Result<std::vector<bool>> &outcome)
             it->second = std::max(it->second, r.seq);
     }
     for (const auto &[stream, seq] : top) {
-        send(protocol::makeCommand("ack", protocol::makeAckArguments({std::string(stream), seq}),
-                                   "ack"));
+        send(protocol::makeCommand(protocol::commandName(protocol::Command::Ack),
+                                   protocol::makeAckArguments({std::string(stream), seq}), "ack"));
         ++acksUnanswered_;
     }
     pending_.clear();

@@ -22,14 +22,9 @@ struct IngestLimits {
     unsigned maxInvalid = 16;
 };
 
+// Reports are not stored through a hook: the collector commits every guest's
+// pending() in one transaction and calls settle() on each (collector.cpp).
 struct IngestHooks {
-    // Commits reports in one transaction, all or nothing; per report true if
-    // new, false if already stored. Only after it returns successfully are
-    // they acknowledged. feed() and commitPending() use it; the collector
-    // instead commits every guest's pending reports together and calls
-    // settle() on each.
-    std::function<Result<std::vector<bool>>(const std::vector<protocol::ReportRecord> &)>
-        storeReports;
     std::function<void(const protocol::AgentIdentity &)> identity;
 };
 
@@ -64,15 +59,6 @@ class Ingestor
     // (cumulative, the highest seq) is owed; on failure the connection is
     // held (below) and the reports count as one store error and deferred.
     void settle(const Result<std::vector<bool>> &outcome);
-    // Commits pending() with hooks.storeReports, then settle().
-    void commitPending();
-    // receive(), process() and commit everything (tests, the fuzzer).
-    void feed(std::string_view data)
-    {
-        receive(data);
-        process(SIZE_MAX);
-        commitPending();
-    }
     // Lines received but not handled yet.
     std::size_t backlog() const { return lines_.size(); }
     // Bytes the peer makes us hold: its partial line and the queued lines.
@@ -92,7 +78,6 @@ class Ingestor
     const std::optional<std::string> &violation() const { return violation_; }
     const std::optional<protocol::AgentIdentity> &identity() const { return identity_; }
     const IngestStats &stats() const { return stats_; }
-    std::uint64_t lastDropped() const { return lastDropped_; }
     bool synced() const { return synced_; }
 
   private:
@@ -117,7 +102,6 @@ class Ingestor
     std::int64_t syncId_ = -1;
     bool synced_ = false;
     bool held_ = false;
-    std::uint64_t lastDropped_ = 0;
 };
 
 } // namespace daxprobe::collector

@@ -36,7 +36,6 @@ class MetricsServer
     MetricsServer &operator=(const MetricsServer &) = delete;
 
     int port() const { return port_; }
-    std::size_t activeConnections() const { return active_.load(); }
 
   private:
     MetricsServer(HttpLimits limits, MetricsRegistry &metrics);

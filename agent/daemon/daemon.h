@@ -46,7 +46,6 @@ class AgentDaemon
     bool stopping() const { return stopping_; }
 
     AgentSession &session() { return session_; }
-    const std::string &transportPath() const { return path_; }
     // Whether the port raises SIGIO now (tests: off while a host is connected).
     bool portAsync() const { return async_; }
 

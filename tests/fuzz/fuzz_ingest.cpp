@@ -20,19 +20,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     // Some stores fail (as a locked or full database would), so the held
     // state and its resync run under the fuzzer too.
     static const std::string vm = "fuzz";
-    Ingestor ing(
-        limits,
-        IngestHooks{
-            [](const std::vector<protocol::ReportRecord> &batch) -> Result<std::vector<bool>> {
-                std::vector<ReportWrite> w;
-                for (const auto &r : batch) {
-                    if (r.seq % 5 == 4)
-                        return fail("injected store error", 5);
-                    w.push_back({&vm, &r});
-                }
-                return store->addReports(w, 1);
-            },
-            [](const protocol::AgentIdentity &id) { (void)store->noteVm("fuzz", "/s", id, 1); }});
+    Ingestor ing(limits, IngestHooks{[](const protocol::AgentIdentity &id) {
+                     (void)store->noteVm("fuzz", "/s", id, 1);
+                 }});
+    // As the collector commits: pending() in one transaction, then settle().
+    auto commit = [&] {
+        if (ing.pending().empty())
+            return;
+        std::vector<ReportWrite> w;
+        for (const auto &r : ing.pending()) {
+            if (r.seq % 5 == 4)
+                return ing.settle(fail("injected store error", 5));
+            w.push_back({&vm, &r});
+        }
+        ing.settle(store->addReports(w, 1));
+    };
     ing.start(1);
     std::string_view in(reinterpret_cast<const char *>(data), size);
     // Arbitrary read boundaries, as a socket would produce them.
@@ -41,14 +43,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         n = n < in.size() ? n : in.size();
         ing.receive(in.substr(0, n));
         ing.process(1 + n % 3); // bounded turns, as the collector takes them
-        ing.commitPending();
+        commit();
         in.remove_prefix(n);
         if (ing.held())
             ing.resync(static_cast<std::int64_t>(n));
         (void)ing.takeOutput();
     }
     ing.process(SIZE_MAX);
-    ing.commitPending();
+    commit();
     (void)store->latest();
     return 0;
 }

@@ -20,21 +20,30 @@ struct Harness {
     Ingestor ing;
 
     explicit Harness(IngestLimits lim = {})
-        : ing(lim, IngestHooks{[this](const std::vector<protocol::ReportRecord> &batch)
-                                   -> Result<std::vector<bool>> {
-                                   ++commits;
-                                   if (failStore)
-                                       return fail("disk full", 28);
-                                   std::vector<bool> isNew;
-                                   for (const auto &r : batch)
-                                       isNew.push_back(stored
-                                                           .emplace(std::make_pair(r.stream, r.seq),
-                                                                    json::parse(r.reportText))
-                                                           .second);
-                                   return isNew;
-                               },
-                               [this](const protocol::AgentIdentity &i) { id = i; }})
+        : ing(lim, IngestHooks{[this](const protocol::AgentIdentity &i) { id = i; }})
     {
+    }
+
+    // The collector's path for one guest: receive, process, commit pending()
+    // in one transaction, settle().
+    void feed(std::string_view data)
+    {
+        ing.receive(data);
+        ing.process(SIZE_MAX);
+        commit();
+    }
+    void commit()
+    {
+        if (ing.pending().empty())
+            return;
+        ++commits;
+        if (failStore)
+            return ing.settle(fail("disk full", 28));
+        std::vector<bool> isNew;
+        for (const auto &r : ing.pending())
+            isNew.push_back(
+                stored.emplace(std::make_pair(r.stream, r.seq), json::parse(r.reportText)).second);
+        ing.settle(isNew);
     }
 
     // Every command the ingestor sent, decoded.
@@ -68,7 +77,7 @@ TEST_CASE("start sends sentinel, sync and info", "[collector][ingest]")
     CHECK(cmds[0].name == "sync");
     CHECK(cmds[0].payload["id"] == 77);
     CHECK(cmds[1].name == "info");
-    h.ing.feed("\xff" + protocol::encode(protocol::makeReturn(77, "sync")));
+    h.feed("\xff" + protocol::encode(protocol::makeReturn(77, "sync")));
     CHECK(h.ing.synced());
 }
 
@@ -76,7 +85,7 @@ TEST_CASE("reports are acked after they are stored, resends are acked but not st
           "[collector][ingest]")
 {
     Harness h;
-    h.ing.feed(reportLine(1) + reportLine(2) + reportLine(1));
+    h.feed(reportLine(1) + reportLine(2) + reportLine(1));
     CHECK(h.stored.size() == 2);
     CHECK(h.commits == 1); // one transaction for all three
     auto acks = h.sent();
@@ -88,7 +97,7 @@ TEST_CASE("reports are acked after they are stored, resends are acked but not st
     CHECK(h.ing.stats().stored == 2);
     CHECK(h.ing.stats().duplicates == 1);
     // A resend alone is acked again, never stored twice.
-    h.ing.feed(reportLine(1));
+    h.feed(reportLine(1));
     acks = h.sent();
     REQUIRE(acks.size() == 1);
     CHECK(acks[0].payload["seq"] == 1);
@@ -116,8 +125,8 @@ TEST_CASE("nothing is acked before the commit; a failed commit acks none of the 
     // After the resync the agent resends; this commit works: acked, per stream.
     h.ing.resync(5);
     (void)h.sent();
-    h.ing.feed(protocol::encode(protocol::makeReturn(5, "sync")) + reportLine(1) +
-               reportLine(2, "def") + reportLine(3));
+    h.feed(protocol::encode(protocol::makeReturn(5, "sync")) + reportLine(1) +
+           reportLine(2, "def") + reportLine(3));
     CHECK_FALSE(h.ing.held());
     auto acks = h.sent();
     REQUIRE(acks.size() == 2);
@@ -131,13 +140,13 @@ TEST_CASE("the agent's answers to acks are counted apart (free of its rate)",
           "[collector][ingest][rate]")
 {
     Harness h;
-    h.ing.feed(reportLine(1) + reportLine(2));
+    h.feed(reportLine(1) + reportLine(2));
     REQUIRE(h.sent().size() == 1); // one ack owed an answer
     json answer = protocol::makeReturn({{"acked", 2}, {"pending", 0}}, "ack");
-    h.ing.feed(protocol::encode(answer));
+    h.feed(protocol::encode(answer));
     CHECK(h.ing.stats().ackReplies == 1);
     // An answer to an ack never sent is not free: a guest cannot flood with them.
-    h.ing.feed(protocol::encode(answer) + protocol::encode(answer));
+    h.feed(protocol::encode(answer) + protocol::encode(answer));
     CHECK(h.ing.stats().ackReplies == 1);
     CHECK(h.ing.stats().messages == 5);
 }
@@ -146,7 +155,7 @@ TEST_CASE("a report that fails to commit is not acked", "[collector][ingest]")
 {
     Harness h;
     h.failStore = true;
-    h.ing.feed(reportLine(1));
+    h.feed(reportLine(1));
     CHECK(h.sent().empty());
     CHECK(h.ing.stats().storeErrors == 1);
     CHECK_FALSE(h.ing.violation());
@@ -155,12 +164,12 @@ TEST_CASE("a report that fails to commit is not acked", "[collector][ingest]")
 TEST_CASE("greeting and info return set the identity", "[collector][ingest]")
 {
     Harness h;
-    h.ing.feed(protocol::encode(protocol::makeGreeting({"m1", "g1", "ab", "0.1"}, {})));
+    h.feed(protocol::encode(protocol::makeGreeting({"m1", "g1", "ab", "0.1"}, {})));
     REQUIRE(h.id);
     CHECK(h.id->hostname == "g1");
     json info = {{"protocol", 1},
                  {"agent", {{"machine_id", "m2"}, {"hostname", "g2"}, {"stream", "cd"}}}};
-    h.ing.feed(protocol::encode(protocol::makeReturn(info, "info")));
+    h.feed(protocol::encode(protocol::makeReturn(info, "info")));
     CHECK(h.id->machineId == "m2");
 }
 
@@ -169,7 +178,7 @@ TEST_CASE("wrong protocol version is a violation", "[collector][ingest]")
     Harness h;
     json g = protocol::makeGreeting({"m1", "g1", "ab", "0.1"}, {});
     g["data"]["protocol"] = 99;
-    h.ing.feed(protocol::encode(g));
+    h.feed(protocol::encode(g));
     CHECK(h.ing.violation());
 }
 
@@ -177,10 +186,10 @@ TEST_CASE("split reads and a half line before the sentinel are handled", "[colle
 {
     Harness h;
     std::string line = reportLine(5);
-    h.ing.feed("{\"event\":\"report\",\"da"); // tail of an earlier connection
-    h.ing.feed("\xff");
+    h.feed("{\"event\":\"report\",\"da"); // tail of an earlier connection
+    h.feed("\xff");
     for (std::size_t i = 0; i < line.size(); i += 7)
-        h.ing.feed(std::string_view(line).substr(i, 7));
+        h.feed(std::string_view(line).substr(i, 7));
     CHECK(h.stored.size() == 1);
     CHECK(h.ing.stats().invalid == 0);
 }
@@ -191,11 +200,11 @@ TEST_CASE("garbage beyond the tolerance is a violation, and input is then ignore
     IngestLimits lim;
     lim.maxInvalid = 3;
     Harness h(lim);
-    h.ing.feed("junk\n{]\n[1]\n");
+    h.feed("junk\n{]\n[1]\n");
     CHECK_FALSE(h.ing.violation());
-    h.ing.feed("{\"execute\":\"x\"}\n"); // a guest must not send commands
+    h.feed("{\"execute\":\"x\"}\n"); // a guest must not send commands
     REQUIRE(h.ing.violation());
-    h.ing.feed(reportLine(1));
+    h.feed(reportLine(1));
     CHECK(h.stored.empty());
 }
 
@@ -204,22 +213,22 @@ TEST_CASE("an oversize line is a violation at once, without buffering it", "[col
     IngestLimits lim;
     lim.message.maxMessageBytes = 1000;
     Harness h(lim);
-    h.ing.feed(std::string(999, 'x'));
+    h.feed(std::string(999, 'x'));
     CHECK_FALSE(h.ing.violation());
-    h.ing.feed(std::string(10, 'x'));
+    h.feed(std::string(10, 'x'));
     CHECK(h.ing.violation());
 }
 
 TEST_CASE("too deep and bad report fields count as invalid", "[collector][ingest]")
 {
     Harness h;
-    h.ing.feed("{\"event\":\"report\",\"data\":" + std::string(100, '[') + std::string(100, ']') +
-               "}\n");
-    h.ing.feed("{\"event\":\"report\",\"data\":{\"stream\":\"ab\",\"seq\":-1,\"report\":{}}}\n");
+    h.feed("{\"event\":\"report\",\"data\":" + std::string(100, '[') + std::string(100, ']') +
+           "}\n");
+    h.feed("{\"event\":\"report\",\"data\":{\"stream\":\"ab\",\"seq\":-1,\"report\":{}}}\n");
     CHECK(h.ing.stats().invalid == 2);
     CHECK(h.stored.empty());
     // Unknown events are future features, not offences.
-    h.ing.feed("{\"event\":\"future\",\"data\":{}}\n");
+    h.feed("{\"event\":\"future\",\"data\":{}}\n");
     CHECK(h.ing.stats().invalid == 2);
 }
 
@@ -243,18 +252,23 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
 {
     std::set<std::uint64_t> failOnce = {2};
     std::map<std::uint64_t, json> stored;
-    Ingestor ing(
-        {}, IngestHooks{
-                [&](const std::vector<protocol::ReportRecord> &batch) -> Result<std::vector<bool>> {
-                    for (const auto &r : batch)
-                        if (failOnce.erase(r.seq))
-                            return fail("database is locked", 5);
-                    std::vector<bool> isNew;
-                    for (const auto &r : batch)
-                        isNew.push_back(stored.emplace(r.seq, json::parse(r.reportText)).second);
-                    return isNew;
-                },
-                {}});
+    Ingestor ing({}, IngestHooks{});
+    auto store =
+        [&](const std::vector<protocol::ReportRecord> &batch) -> Result<std::vector<bool>> {
+        for (const auto &r : batch)
+            if (failOnce.erase(r.seq))
+                return fail("database is locked", 5);
+        std::vector<bool> isNew;
+        for (const auto &r : batch)
+            isNew.push_back(stored.emplace(r.seq, json::parse(r.reportText)).second);
+        return isNew;
+    };
+    auto feed = [&](std::string_view data) {
+        ing.receive(data);
+        ing.process(SIZE_MAX);
+        if (!ing.pending().empty())
+            ing.settle(store(ing.pending()));
+    };
     std::vector<protocol::Message> sent;
     auto collect = [&] {
         protocol::LineDecoder d(1 << 20);
@@ -271,8 +285,8 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
     };
 
     ing.start(1);
-    ing.feed(reportLine(1));
-    ing.feed(reportLine(2) + reportLine(3) + reportLine(4)); // one transaction: fails
+    feed(reportLine(1));
+    feed(reportLine(2) + reportLine(3) + reportLine(4)); // one transaction: fails
     collect();
     CHECK(stored.count(1) == 1);
     CHECK_FALSE(stored.count(2)); // failed
@@ -283,7 +297,7 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
     CHECK(ing.stats().deferred == 2); // 3 and 4 not even tried
 
     // New reports keep coming: still nothing acked past 1.
-    ing.feed(reportLine(5));
+    feed(reportLine(5));
     collect();
     CHECK(highestAck(sent, "abc") == 1);
     CHECK(ing.held());
@@ -293,14 +307,14 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
     collect();
     REQUIRE(sent.back().name == "sync");
     CHECK(sent.back().payload["id"] == 9);
-    ing.feed(protocol::encode(protocol::makeReturn(1, "sync")));
+    feed(protocol::encode(protocol::makeReturn(1, "sync")));
     CHECK(ing.held());
 
     // The agent answers the resync and resends everything unacked, in order.
-    ing.feed("\xff" + protocol::encode(protocol::makeReturn(9, "sync")));
+    feed("\xff" + protocol::encode(protocol::makeReturn(9, "sync")));
     CHECK_FALSE(ing.held());
     for (std::uint64_t s = 2; s <= 5; ++s)
-        ing.feed(reportLine(s));
+        feed(reportLine(s));
     collect();
     CHECK(stored.size() == 5);
     CHECK(highestAck(sent, "abc") == 5);
@@ -322,7 +336,7 @@ TEST_CASE("receive queues lines and process handles a bounded number",
     CHECK(h.ing.pending().size() == 3);
     CHECK(h.ing.backlog() == 7);
     CHECK(h.ing.process(100) == 7);
-    h.ing.commitPending();
+    h.commit();
     CHECK(h.stored.size() == 10);
     CHECK(h.ing.bufferedBytes() == std::string("{\"event\":\"report\",\"da").size());
 }
