@@ -31,14 +31,14 @@ fi
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 inc="-I$src" # includes name their folder from the project root
 base="$src/base/result.cpp $src/base/root.cpp $src/base/beneath.cpp"
-proto="$src/protocol/line_decoder.cpp $src/protocol/message.cpp $src/protocol/json_text.cpp $src/protocol/json_validate.cpp $src/protocol/schema.cpp"
+proto="$src/protocol/line_decoder.cpp $src/protocol/message.cpp $src/protocol/json_text.cpp $src/protocol/json_validate.cpp $src/protocol/schema.cpp $src/protocol/verdicts.cpp"
 
 sources() {
     case $1 in
     decoder) echo "$src/tests/fuzz/fuzz_decoder.cpp $base $proto" ;;
-    ingest) echo "$src/tests/fuzz/fuzz_ingest.cpp $base $proto $src/collector/ingest.cpp $src/collector/store.cpp $src/collector/store_read.cpp $src/collector/sqlite_db.cpp $src/collector/wal_checkpointer.cpp" ;;
+    ingest) echo "$src/tests/fuzz/fuzz_ingest.cpp $base $proto $src/collector/ingest.cpp $src/collector/store.cpp $src/collector/store_file.cpp $src/collector/store_read.cpp $src/collector/sqlite_db.cpp $src/collector/wal_checkpointer.cpp" ;;
     agent) echo "$src/tests/fuzz/fuzz_agent.cpp $base $proto $src/agent/daemon/agent_session.cpp $src/agent/daemon/command_scan.cpp" ;;
-    kernel_text | mountinfo | nfit | kmsg | vmstat | meminfo) echo "$src/tests/fuzz/fuzz_kernel_text.cpp $base $src/probes/text_util.cpp $src/probes/mountinfo.cpp $src/probes/nfit.cpp $src/probes/kmsg.cpp $src/probes/mount_history.cpp $src/probes/vmstat.cpp $src/probes/meminfo.cpp" ;;
+    kernel_text | mountinfo | nfit | kmsg | vmstat | meminfo) echo "$src/tests/fuzz/fuzz_kernel_text.cpp $base $src/probes/text_util.cpp $src/probes/mountinfo.cpp $src/probes/nfit.cpp $src/probes/kmsg.cpp $src/probes/mount_history.cpp $src/probes/dax_refusals.cpp $src/probes/remedies.cpp $src/probes/bounce_buffer.cpp $src/probes/vmstat.cpp $src/probes/meminfo.cpp" ;;
     *) echo "unknown fuzz target '$1'" >&2; exit 2 ;;
     esac
 }
