@@ -85,7 +85,7 @@ CommandRun profileCommand(const Root &root, const CommandProfileOptions &options
         FileResidency f;
         f.path = path;
         StatxEvidence sx = statxDax(path);
-        f.dax = sx.error.empty() && sx.dax;
+        f.dax = sx.observed() && sx.dax;
         f.before = measureResidency(path, f.dax);
         run.files.push_back(std::move(f));
     }

@@ -26,7 +26,7 @@ const char *residencyMethod(const FileResidency &f)
 
 json residentBytes(const FileResidency &f, const Residency &r)
 {
-    return !f.dax && r.ok ? json(r.residentBytes) : json(nullptr);
+    return !f.dax && r.observed() ? json(r.residentBytes) : json(nullptr);
 }
 
 FaultNumbers faultNumbers(const CommandRun &run)
@@ -92,7 +92,7 @@ json commandJson(const CommandRun &run)
              {"method", residencyMethod(file)},
              {"resident_bytes_before", residentBytes(file, file.before)},
              {"resident_bytes_after", residentBytes(file, file.after)},
-             {"error", errorOrNull(file.dax || file.after.ok ? "" : file.after.reason)}});
+             {"error", errorOrNull(file.dax || file.after.observed() ? "" : file.after.text)}});
     cmd["page_cache"] = {
         {"cached_kb_before", opt(meminfoKb(run.meminfoBefore, "Cached"))},
         {"cached_kb_after", opt(meminfoKb(run.meminfoAfter, "Cached"))},
@@ -146,9 +146,9 @@ std::string commandText(const CommandRun &run)
     for (const auto &file : run.files) {
         if (file.dax)
             out += fmt::format("  {}  DAX: no page cache to measure\n", file.path);
-        else if (!file.before.ok || !file.after.ok)
+        else if (!file.before.observed() || !file.after.observed())
             out += fmt::format("  {}  {}\n", file.path,
-                               file.after.ok ? file.before.reason : file.after.reason);
+                               file.after.observed() ? file.before.text : file.after.text);
         else
             out +=
                 fmt::format("  {}  {} -> {} bytes resident ({})\n", file.path,

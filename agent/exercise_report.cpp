@@ -18,7 +18,7 @@ json residency(const ExerciseRun &run, const Residency &r)
     if (run.dax)
         return {{"method", "not_applicable_dax"}, {"resident_bytes", nullptr}};
     return {{"method", r.method.empty() ? json(nullptr) : json(r.method)},
-            {"resident_bytes", r.ok ? json(r.residentBytes) : json(nullptr)}};
+            {"resident_bytes", r.observed() ? json(r.residentBytes) : json(nullptr)}};
 }
 
 std::optional<std::int64_t> cachedDelta(const ExercisePhase &p)
@@ -103,7 +103,7 @@ std::string exerciseText(const ExerciseRun &run)
             auto d = cachedDelta(p);
             std::string file =
                 run.dax ? "n/a (DAX)"
-                : p.before.ok && p.after.ok
+                : p.before.observed() && p.after.observed()
                     ? fmt::format("{:+}", (static_cast<std::int64_t>(p.after.residentBytes) -
                                            static_cast<std::int64_t>(p.before.residentBytes)) /
                                               1024)

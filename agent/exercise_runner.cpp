@@ -199,7 +199,7 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
     in.bytesTouched = p.bytes;
     if (p.cachedKbBefore && p.cachedKbAfter)
         in.cachedDeltaBytes = (*p.cachedKbAfter - *p.cachedKbBefore) * 1024;
-    if (!run.dax && p.before.ok && p.after.ok)
+    if (!run.dax && p.before.observed() && p.after.observed())
         in.residentDeltaBytes = static_cast<std::int64_t>(p.after.residentBytes) -
                                 static_cast<std::int64_t>(p.before.residentBytes);
     p.footprint = judgeFootprint(in);
@@ -221,8 +221,8 @@ void exerciseFile(const Root &root, const ExerciseOptions &options, const Unique
     if (stopRequested(run))
         return;
     StatxEvidence sx = statxDax(run.path);
-    run.dax = sx.error.empty() && sx.dax;
-    run.statxError = sx.error;
+    run.dax = sx.observed() && sx.dax;
+    run.statxError = sx.observed() ? std::string() : sx.text;
 
     const std::size_t size = run.sizeBytes;
     const long page = ::sysconf(_SC_PAGESIZE);

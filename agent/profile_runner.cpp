@@ -22,7 +22,7 @@ template <typename T> json opt(const std::optional<T> &v)
 json residencyJson(const Residency &r)
 {
     return {{"method", r.method.empty() ? json(nullptr) : json(r.method)},
-            {"resident_bytes", r.ok ? json(r.residentBytes) : json(nullptr)}};
+            {"resident_bytes", r.observed() ? json(r.residentBytes) : json(nullptr)}};
 }
 
 std::string count(const std::optional<std::uint64_t> &v)
@@ -86,9 +86,10 @@ ProfileOutcome runProfile(const ProfileOptions &options)
                             count(c.pmdFallbacks), count(c.pteFaults),
                             c.tracepointError.empty() ? "" : " (" + c.tracepointError + ")");
         else
-            out.text += fmt::format("  page cache    {} -> {} bytes resident\n",
-                                    p.before.ok ? std::to_string(p.before.residentBytes) : "?",
-                                    p.after.ok ? std::to_string(p.after.residentBytes) : "?");
+            out.text +=
+                fmt::format("  page cache    {} -> {} bytes resident\n",
+                            p.before.observed() ? std::to_string(p.before.residentBytes) : "?",
+                            p.after.observed() ? std::to_string(p.after.residentBytes) : "?");
         out.text += fmt::format("  mapping       {}: {}\n", m.code, m.summary);
         if (!m.advice.empty())
             out.text += fmt::format("  advice        {}\n", m.advice);

@@ -58,20 +58,21 @@ json nfitJson(const NfitInfo &n)
 
 json statxJson(const StatxEvidence &s)
 {
-    if (!s.ran && s.error.empty())
+    if (s.state == EvidenceState::NotRun)
         return nullptr;
     return {{"file", orNull(s.file)},
-            {"dax", s.error.empty() ? json(s.dax) : json(nullptr)},
-            {"error", orNull(s.error)}};
+            {"dax", s.observed() ? json(s.dax) : json(nullptr)},
+            {"error", s.observed() ? json(nullptr) : json(s.text)}};
 }
 
 json mapSyncJson(const MapSyncEvidence &m)
 {
-    return {{"ran", m.ran},
-            {"ok", m.ran ? json(m.ok) : json(nullptr)},
-            {"is_pmem", m.ran ? json(m.isPmem) : json(nullptr)},
-            {"error", orNull(m.error)},
-            {"skipped", orNull(m.skipped)}};
+    bool ran = m.observed();
+    return {{"ran", ran},
+            {"ok", ran ? json(m.mapped) : json(nullptr)},
+            {"is_pmem", ran ? json(m.isPmem) : json(nullptr)},
+            {"error", ran ? orNull(m.text) : json(nullptr)},
+            {"skipped", m.state == EvidenceState::Skipped ? json(m.text) : json(nullptr)}};
 }
 
 json historyJson(const std::vector<HistoryLine> &history)
@@ -162,12 +163,13 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
         files.push_back(
             {{"path", f.path},
              {"size", f.residency.sizeBytes},
-             {"statx_dax", f.statx.error.empty() ? json(f.statx.dax) : json(nullptr)},
-             {"error", orNull(f.statx.error)},
+             {"statx_dax", f.statx.observed() ? json(f.statx.dax) : json(nullptr)},
+             {"error", f.statx.observed() ? json(nullptr) : orNull(f.statx.text)},
              {"residency",
               {{"method", orNull(f.residency.method)},
-               {"resident_bytes", f.residency.ok ? json(f.residency.residentBytes) : json(nullptr)},
-               {"reason", orNull(f.residency.reason)}}}});
+               {"resident_bytes",
+                f.residency.observed() ? json(f.residency.residentBytes) : json(nullptr)},
+               {"reason", orNull(f.residency.text)}}}});
     j["files"] = files;
 
     json mem = json::object();

@@ -133,14 +133,14 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
     if (!facts.files.empty())
         out += "\nFiles\n";
     for (const auto &f : facts.files) {
-        std::string dax = f.statx.error.empty() ? (f.statx.dax ? "DAX" : "not DAX") : f.statx.error;
+        std::string dax = f.statx.observed() ? (f.statx.dax ? "DAX" : "not DAX") : f.statx.text;
         std::string res =
-            f.residency.ok
+            f.residency.observed()
                 ? (f.residency.method == "not_applicable"
                        ? "page cache: none (DAX)"
                        : fmt::format("page cache: {} of {} ({})", size(f.residency.residentBytes),
                                      size(f.residency.sizeBytes), f.residency.method))
-                : "residency: " + f.residency.reason;
+                : "residency: " + f.residency.text;
         out += fmt::format("  {}  {}, {}\n", printable(f.path), printable(dax), printable(res));
     }
 

@@ -45,8 +45,8 @@ void measure(BackingFile &f)
     f.ino = stx.stx_ino;
     Residency r = measureResidency(f.path, (stx.stx_attributes & kStatxAttrDax) != 0);
     f.sizeBytes = r.sizeBytes;
-    if (!r.ok) {
-        f.error = r.reason;
+    if (!r.observed()) {
+        f.error = r.text;
         return;
     }
     f.method = r.method;

@@ -31,15 +31,15 @@ constexpr std::size_t kTestFileSize = 2 << 20; // one PMD, so the mapping can be
 StatxEvidence statxAt(int dirfd, const char *path, int flags, const std::string &label)
 {
     StatxEvidence ev;
-    ev.ran = true;
     ev.file = label;
     struct statx stx {
     };
     if (::statx(dirfd, path, flags, STATX_BASIC_STATS, &stx) != 0) {
-        ev.error = Error{errno, "statx " + label}.describe();
+        ev.fail(Error{errno, "statx " + label}.describe());
         return ev;
     }
     decodeStatxAttributes(ev, stx.stx_attributes, stx.stx_attributes_mask);
+    ev.observe();
     return ev;
 }
 
@@ -93,12 +93,11 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
     MapSyncEvidence ev;
     UniqueFD fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
     if (!fd) {
-        ev.skipped = Error{errno, "cannot create a temporary file in " + dir}.describe();
+        ev.skip(Error{errno, "cannot create a temporary file in " + dir}.describe());
         return ev;
     }
-    ev.ran = true;
     if (int rc = ::posix_fallocate(fd.get(), 0, kTestFileSize); rc != 0) {
-        ev.error = Error{rc, "fallocate"}.describe();
+        ev.observe(Error{rc, "fallocate"}.describe());
         return ev;
     }
     if (statxOut)
@@ -107,9 +106,10 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
     void *addr = ::mmap(nullptr, kTestFileSize, PROT_READ | PROT_WRITE,
                         MAP_SHARED_VALIDATE | MAP_SYNC, fd.get(), 0);
     if (addr == MAP_FAILED) {
-        ev.error = Error{errno, "mmap MAP_SYNC"}.describe();
+        ev.observe(Error{errno, "mmap MAP_SYNC"}.describe());
     } else {
-        ev.ok = true;
+        ev.observe();
+        ev.mapped = true;
         ::munmap(addr, kTestFileSize);
     }
 
@@ -123,11 +123,9 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
     // stays missing until the process restarts.
     static const Result<LibPmem> loaded = LibPmem::load();
     const Result<LibPmem> &pmem = loaded;
-    if (!pmem) {
-        if (ev.error.empty() && !ev.ok)
-            ev.error = pmem.error().describe();
-        return ev;
-    }
+    if (!pmem)
+        return ev; // is_pmem stays false; the kernel's answer above stands
+
     std::size_t mapped = 0;
     int isPmem = 0;
     void *p = pmem->mapFile(dir.c_str(), kTestFileSize,
@@ -135,8 +133,6 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
     if (p) {
         ev.isPmem = isPmem && pmem->isPmem(p, mapped);
         pmem->unmap(p, mapped);
-    } else if (ev.error.empty() && !ev.ok) {
-        ev.error = pmem->errorMessage();
     }
     return ev;
 }

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "probes/evidence_state.h"
+
 namespace daxprobe
 {
 
@@ -10,12 +12,12 @@ namespace daxprobe
 // 0x2000, so define it ourselves.
 constexpr unsigned long long kStatxAttrDax = 0x00200000ULL;
 
-struct StatxEvidence {
-    bool ran = false;
+// Observed: the payload below is the answer. Failed: statx itself failed.
+// Skipped: no file to examine.
+struct StatxEvidence : EvidenceOutcome {
     std::string file;      // the regular file examined
     bool dax = false;      // STATX_ATTR_DAX set
     bool daxKnown = false; // the kernel reports the attribute at all (attributes_mask)
-    std::string error;
     // The raw words statx returned, kept in captures so a replay decodes
     // them again (older captures hold only the decoded flags).
     bool rawKnown = false;
@@ -37,11 +39,12 @@ constexpr void decodeStatxAttributes(StatxEvidence &ev, std::uint64_t attributes
     ev.dax = (attributes & kStatxAttrDax) != 0;
 }
 
-struct MapSyncEvidence {
-    bool ran = false;
-    std::string skipped; // why it did not run (read-only mount, --no-active, ...)
-    bool ok = false;     // MAP_SHARED_VALIDATE|MAP_SYNC succeeded
-    std::string error;   // errno text when it did not
+// Skipped: no test file (read-only mount, --no-active, no O_TMPFILE).
+// Observed: the test file was made; `mapped` is the kernel's answer and text
+// the errno when it refused. A test file that could not be allocated is
+// read as a refusal too, as it always was: it never reaches the mmap.
+struct MapSyncEvidence : EvidenceOutcome {
+    bool mapped = false; // MAP_SHARED_VALIDATE|MAP_SYNC succeeded
     bool isPmem = false; // libpmem pmem_map_file's is_pmem and pmem_is_pmem()
 };
 

@@ -14,13 +14,22 @@ const BlockDevFacts *Facts::blockdevByNumber(unsigned major, unsigned minor) con
 namespace
 {
 
+// Captures keep the fields older agents wrote, so captures of either age
+// replay: each evidence's state maps to them here and nowhere else. A skip or
+// a failure always has its text, which keeps the mapping one to one.
+bool ran(const EvidenceOutcome &e)
+{
+    return e.state == EvidenceState::Failed || e.state == EvidenceState::Observed;
+}
+
+// statx: "ran" and "error" (the skip's reason when it did not run).
 nlohmann::json statxJson(const StatxEvidence &s)
 {
-    nlohmann::json j = {{"ran", s.ran},
+    nlohmann::json j = {{"ran", ran(s)},
                         {"file", s.file},
                         {"dax", s.dax},
                         {"dax_known", s.daxKnown},
-                        {"error", s.error}};
+                        {"error", s.observed() ? std::string() : s.text}};
     if (s.rawKnown) {
         j["attributes"] = s.attributes;
         j["attributes_mask"] = s.attributesMask;
@@ -31,11 +40,18 @@ nlohmann::json statxJson(const StatxEvidence &s)
 StatxEvidence statxFrom(const nlohmann::json &j)
 {
     StatxEvidence s;
-    s.ran = j.value("ran", false);
+    std::string error = j.value("error", "");
+    if (!j.value("ran", false)) {
+        if (!error.empty())
+            s.skip(std::move(error));
+    } else if (error.empty()) {
+        s.observe();
+    } else {
+        s.fail(std::move(error));
+    }
     s.file = j.value("file", "");
     s.dax = j.value("dax", false);
     s.daxKnown = j.value("dax_known", false);
-    s.error = j.value("error", "");
     // A capture with the raw words replays through the same decoding as a live run.
     if (j.contains("attributes") && j.contains("attributes_mask"))
         decodeStatxAttributes(s, j["attributes"].get<std::uint64_t>(),
@@ -43,42 +59,49 @@ StatxEvidence statxFrom(const nlohmann::json &j)
     return s;
 }
 
+// MAP_SYNC: "ran" (observed), "skipped" (the skip's reason), "ok" (mapped)
+// and "error" (the refusal's errno text).
 nlohmann::json mapSyncJson(const MapSyncEvidence &m)
 {
-    return {{"ran", m.ran},
-            {"skipped", m.skipped},
-            {"ok", m.ok},
-            {"error", m.error},
+    return {{"ran", ran(m)},
+            {"skipped", m.state == EvidenceState::Skipped ? m.text : std::string()},
+            {"ok", m.mapped},
+            {"error", ran(m) ? m.text : std::string()},
             {"is_pmem", m.isPmem}};
 }
 
 MapSyncEvidence mapSyncFrom(const nlohmann::json &j)
 {
     MapSyncEvidence m;
-    m.ran = j.value("ran", false);
-    m.skipped = j.value("skipped", "");
-    m.ok = j.value("ok", false);
-    m.error = j.value("error", "");
+    if (j.value("ran", false))
+        m.observe(j.value("error", ""));
+    else if (std::string skipped = j.value("skipped", ""); !skipped.empty())
+        m.skip(std::move(skipped));
+    m.mapped = j.value("ok", false);
     m.isPmem = j.value("is_pmem", false);
     return m;
 }
 
+// Residency: "ok" (observed) and "reason" (the error, or why not applicable).
 nlohmann::json residencyJson(const Residency &r)
 {
     return {
-        {"method", r.method},          {"reason", r.reason},  {"resident_bytes", r.residentBytes},
-        {"dirty_bytes", r.dirtyBytes}, {"size", r.sizeBytes}, {"ok", r.ok}};
+        {"method", r.method},          {"reason", r.text},    {"resident_bytes", r.residentBytes},
+        {"dirty_bytes", r.dirtyBytes}, {"size", r.sizeBytes}, {"ok", r.observed()}};
 }
 
 Residency residencyFrom(const nlohmann::json &j)
 {
     Residency r;
+    std::string reason = j.value("reason", "");
+    if (j.value("ok", false))
+        r.observe(std::move(reason));
+    else if (!reason.empty())
+        r.fail(std::move(reason));
     r.method = j.value("method", "");
-    r.reason = j.value("reason", "");
     r.residentBytes = j.value("resident_bytes", std::uint64_t{0});
     r.dirtyBytes = j.value("dirty_bytes", std::uint64_t{0});
     r.sizeBytes = j.value("size", std::uint64_t{0});
-    r.ok = j.value("ok", false);
     return r;
 }
 

@@ -39,7 +39,7 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
     }
     p.sizeBytes = static_cast<std::uint64_t>(st.st_size);
     StatxEvidence sx = statxDax(path);
-    p.dax = sx.error.empty() && sx.dax;
+    p.dax = sx.observed() && sx.dax;
     p.before = measureResidency(path, p.dax);
 
     FaultCounters counters = FaultCounters::open(root, PerfTarget{});

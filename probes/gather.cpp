@@ -40,16 +40,15 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
         if (options.activeChecks && writable) {
             live.mapSync = mapSyncCheck(m.mountPoint, &live.statx);
         } else {
-            live.mapSync.skipped =
-                !options.activeChecks ? "disabled (--no-active)" : "read-only mount";
+            live.mapSync.skip(!options.activeChecks ? "disabled (--no-active)" : "read-only mount");
         }
         // Without the test file, statx a file that is already there.
-        if (!live.statx.ran || !live.statx.error.empty()) {
+        if (!live.statx.observed()) {
             std::string file = findRegularFile(m.mountPoint, m.major, m.minor);
             if (!file.empty())
                 live.statx = statxDax(file);
-            else if (!live.statx.ran)
-                live.statx.error = "no regular file found to examine";
+            else if (live.statx.state == EvidenceState::NotRun)
+                live.statx.skip("no regular file found to examine");
         }
         facts.mountLive[m.mountPoint] = std::move(live);
     }
@@ -58,7 +57,7 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
         f.path = path;
         f.statx = statxDax(path);
         // DAX is established before residency is measured (see residency.h).
-        f.residency = measureResidency(path, f.statx.error.empty() && f.statx.dax);
+        f.residency = measureResidency(path, f.statx.observed() && f.statx.dax);
         facts.files.push_back(std::move(f));
     }
     return facts;

@@ -14,7 +14,6 @@ static_assert(std::is_same_v<decltype(&pmem_map_file), void *(*)(const char *, s
                                                                  mode_t, std::size_t *, int *)>);
 static_assert(std::is_same_v<decltype(&pmem_is_pmem), int (*)(const void *, std::size_t)>);
 static_assert(std::is_same_v<decltype(&pmem_unmap), int (*)(void *, std::size_t)>);
-static_assert(std::is_same_v<decltype(&pmem_errormsg), const char *(*)()>);
 static_assert(std::is_same_v<mode_t, unsigned>);
 static_assert(LibPmem::kFileCreate == PMEM_FILE_CREATE &&
               LibPmem::kFileTmpfile == PMEM_FILE_TMPFILE);
@@ -28,19 +27,15 @@ Result<LibPmem> LibPmem::load(const std::string &soname)
     auto mapFile = lib->function<MapFile>("pmem_map_file");
     auto isPmem = lib->function<IsPmem>("pmem_is_pmem");
     auto unmap = lib->function<Unmap>("pmem_unmap");
-    auto errormsg = lib->function<ErrorMsg>("pmem_errormsg");
     if (!mapFile)
         return tl::unexpected(mapFile.error());
     if (!isPmem)
         return tl::unexpected(isPmem.error());
     if (!unmap)
         return tl::unexpected(unmap.error());
-    if (!errormsg)
-        return tl::unexpected(errormsg.error());
     p.mapFile_ = *mapFile;
     p.isPmem_ = *isPmem;
     p.unmap_ = *unmap;
-    p.errormsg_ = *errormsg;
     p.lib_ = std::move(*lib);
     return p;
 }

@@ -30,19 +30,16 @@ class LibPmem
     }
     int isPmem(const void *addr, std::size_t len) const { return isPmem_(addr, len); }
     int unmap(void *addr, std::size_t len) const { return unmap_(addr, len); }
-    const char *errorMessage() const { return errormsg_(); }
 
   private:
     using MapFile = void *(*)(const char *, std::size_t, int, unsigned, std::size_t *, int *);
     using IsPmem = int (*)(const void *, std::size_t);
     using Unmap = int (*)(void *, std::size_t);
-    using ErrorMsg = const char *(*)();
 
     UniqueLibrary lib_;
     MapFile mapFile_ = nullptr;
     IsPmem isPmem_ = nullptr;
     Unmap unmap_ = nullptr;
-    ErrorMsg errormsg_ = nullptr;
 };
 
 } // namespace daxprobe

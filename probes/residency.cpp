@@ -40,7 +40,7 @@ bool tryCachestat(int fd, Residency &out)
     out.method = "cachestat";
     out.residentBytes = cs.nrCache * static_cast<std::uint64_t>(page);
     out.dirtyBytes = cs.nrDirty * static_cast<std::uint64_t>(page);
-    out.ok = true;
+    out.observe();
     return true;
 }
 
@@ -48,27 +48,27 @@ void mincoreResidency(int fd, Residency &out)
 {
     out.method = "mincore";
     if (out.sizeBytes == 0) {
-        out.ok = true;
+        out.observe();
         return;
     }
     // A fresh mapping that we never touch: mincore then reports what is in
     // the page cache, not what our own faults brought in.
     void *addr = ::mmap(nullptr, out.sizeBytes, PROT_READ, MAP_SHARED, fd, 0);
     if (addr == MAP_FAILED) {
-        out.reason = Error{errno, "mmap"}.describe();
+        out.fail(Error{errno, "mmap"}.describe());
         return;
     }
     long page = ::sysconf(_SC_PAGESIZE);
     std::size_t pages = (out.sizeBytes + page - 1) / page;
     std::vector<unsigned char> vec(pages);
     if (::mincore(addr, out.sizeBytes, vec.data()) != 0) {
-        out.reason = Error{errno, "mincore"}.describe();
+        out.fail(Error{errno, "mincore"}.describe());
     } else {
         std::uint64_t resident = 0;
         for (unsigned char v : vec)
             resident += v & 1;
         out.residentBytes = resident * static_cast<std::uint64_t>(page);
-        out.ok = true;
+        out.observe();
     }
     ::munmap(addr, out.sizeBytes);
 }
@@ -80,21 +80,20 @@ Residency measureResidency(const std::string &path, bool isDax)
     Residency out;
     auto opened = openRegularFile(path, O_RDONLY | O_NOATIME);
     if (!opened) {
-        out.reason = opened.error().describe();
+        out.fail(opened.error().describe());
         return out;
     }
     UniqueFD fd = std::move(*opened);
     struct stat st {
     };
     if (::fstat(fd.get(), &st) != 0) {
-        out.reason = Error{errno, "stat " + path}.describe();
+        out.fail(Error{errno, "stat " + path}.describe());
         return out;
     }
     out.sizeBytes = static_cast<std::uint64_t>(st.st_size);
     if (isDax) {
         out.method = "not_applicable";
-        out.reason = "DAX file: reads and mappings bypass the page cache";
-        out.ok = true;
+        out.observe("DAX file: reads and mappings bypass the page cache");
         return out;
     }
     if (!tryCachestat(fd.get(), out))

@@ -3,16 +3,18 @@
 #include <cstdint>
 #include <string>
 
+#include "probes/evidence_state.h"
+
 namespace daxprobe
 {
 
-struct Residency {
+// Observed: the bytes below are the answer (text: why not_applicable).
+// Failed: text is the error. Not run: nobody measured (a DAX file's phases).
+struct Residency : EvidenceOutcome {
     std::string method; // cachestat, mincore, not_applicable
-    std::string reason; // why not_applicable, or the error
     std::uint64_t residentBytes = 0;
     std::uint64_t dirtyBytes = 0; // cachestat only
     std::uint64_t sizeBytes = 0;
-    bool ok = false;
 };
 
 // Page-cache residency of one file, measured without touching its pages.

@@ -156,21 +156,21 @@ Verdict judgeMountState(const MountEntry &m, const BlockDevFacts *blockdev, cons
             {"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?", ns->dev,
                                   ns->mode)});
 
-    bool statxRan = live && live->statx.ran && live->statx.error.empty();
+    bool statxRan = live && live->statx.observed();
     bool statxDax = statxRan && live->statx.dax;
     if (live) {
         if (statxRan)
             v.evidence.push_back(
                 {"statx", fmt::format("STATX_ATTR_DAX {} on {}", live->statx.dax ? "set" : "clear",
                                       live->statx.file)});
-        else if (!live->statx.error.empty())
-            v.evidence.push_back({"statx", "not checked: " + live->statx.error});
-        if (live->mapSync.ran)
-            v.evidence.push_back({"map_sync", live->mapSync.ok
+        else if (live->statx.state != EvidenceState::NotRun)
+            v.evidence.push_back({"statx", "not checked: " + live->statx.text});
+        if (live->mapSync.observed())
+            v.evidence.push_back({"map_sync", live->mapSync.mapped
                                                   ? "MAP_SYNC mapping succeeded"
-                                                  : "MAP_SYNC refused: " + live->mapSync.error});
-        else if (!live->mapSync.skipped.empty())
-            v.evidence.push_back({"map_sync", "skipped: " + live->mapSync.skipped});
+                                                  : "MAP_SYNC refused: " + live->mapSync.text});
+        else if (live->mapSync.state == EvidenceState::Skipped)
+            v.evidence.push_back({"map_sync", "skipped: " + live->mapSync.text});
     }
     std::string offLine;
     bool kmsgOff = kmsgSaysOff(kmsg, &offLine);
@@ -198,12 +198,12 @@ Verdict judgeMountState(const MountEntry &m, const BlockDevFacts *blockdev, cons
             v.severity = Severity::Warning;
         // MAP_SYNC is a promise about persistent media; virtiofs DAX makes none,
         // and virtio-pmem refuses it by design (asynchronous flush).
-        if (blockdev && live && live->mapSync.ran && !live->mapSync.ok) {
+        if (blockdev && live && live->mapSync.observed() && !live->mapSync.mapped) {
             v.severity = Severity::Warning;
             v.warnings.push_back(ctx.virtioPmem
                                      ? "MAP_SYNC refused as expected: " + virtioPmemConsequence()
                                      : "MAP_SYNC was refused although files are DAX: " +
-                                           live->mapSync.error);
+                                           live->mapSync.text);
         }
         if (ns && ns->align != 0 && ns->align < kPmdSize)
             v.warnings.push_back(

@@ -52,8 +52,9 @@ Verdict judgePerFile(const MountEntry &m, const MountLiveFacts *live, const Moun
 {
     std::vector<std::string> dax, plain;
     for (const FileFacts *f : ctx.files) {
-        if (!f->statx.error.empty()) {
-            v.evidence.push_back({"statx", "not checked: " + f->statx.error});
+        if (!f->statx.observed()) {
+            if (f->statx.state != EvidenceState::NotRun)
+                v.evidence.push_back({"statx", "not checked: " + f->statx.text});
             continue;
         }
         v.evidence.push_back({"statx", fmt::format("STATX_ATTR_DAX {} on {}",
@@ -62,7 +63,7 @@ Verdict judgePerFile(const MountEntry &m, const MountLiveFacts *live, const Moun
     }
     // The mount's own probe: a new file in its root (O_TMPFILE) inherits the
     // root directory's flag; an existing file found by the walk has its own.
-    bool probeRan = live && live->statx.ran && live->statx.error.empty();
+    bool probeRan = live && live->statx.observed();
     bool probeDax = probeRan && live->statx.dax;
     bool newFiles = probeRan && live->statx.file.find("(O_TMPFILE)") != std::string::npos;
     std::string probeLine;
@@ -98,7 +99,8 @@ Verdict judgePerFile(const MountEntry &m, const MountLiveFacts *live, const Moun
             v.severity = Severity::Warning;
             v.remedy = bothRemedies;
         }
-        if (live && live->mapSync.ran && !live->mapSync.ok && probeDax && ctx.virtioPmem) {
+        if (live && live->mapSync.observed() && !live->mapSync.mapped && probeDax &&
+            ctx.virtioPmem) {
             v.severity = Severity::Warning;
             v.warnings.push_back("MAP_SYNC refused as expected: " + virtioPmemConsequence());
         }

@@ -55,10 +55,9 @@ Facts fsdaxFacts(const std::string &fstype, const std::string &superOptions,
     m.superOptions = superOptions;
     f.mounts.push_back(m);
     MountLiveFacts live;
-    live.statx.ran = true;
+    live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";
-    live.mapSync.ran = true;
-    live.mapSync.error = "mmap MAP_SYNC: Operation not supported";
+    live.mapSync.observe("mmap MAP_SYNC: Operation not supported");
     f.mountLive["/mnt/pmem"] = live;
     f.kmsg.records = records(lines);
     return f;
@@ -164,8 +163,8 @@ TEST_CASE("a DAX mount is judged by its files, not by a refused remount", "[refu
                           "mode: none.",
                           "EXT4-fs (pmem0): can't change dax mount option while remounting"});
     f.mountLive["/mnt/pmem"].statx.dax = true;
-    f.mountLive["/mnt/pmem"].mapSync.ok = true;
-    f.mountLive["/mnt/pmem"].mapSync.error.clear();
+    f.mountLive["/mnt/pmem"].mapSync.observe();
+    f.mountLive["/mnt/pmem"].mapSync.mapped = true;
     Report r = evaluate(f);
     CHECK(onlyMount(r).verdict.code == code::DaxActive);
     CHECK(onlyMount(r).verdict.remedy.empty());

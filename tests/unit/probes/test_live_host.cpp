@@ -50,7 +50,7 @@ TEST_CASE("residency of a file just written is its size, and drops when evicted"
 {
     TempFile f(1 << 20);
     Residency r = measureResidency(f.path, false);
-    REQUIRE(r.ok);
+    REQUIRE(r.observed());
     CHECK((r.method == "mincore" || r.method == "cachestat"));
     CHECK(r.sizeBytes == 1 << 20);
     CHECK(r.residentBytes == 1 << 20);
@@ -60,7 +60,7 @@ TEST_CASE("residency of a file just written is its size, and drops when evicted"
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);
     Residency after = measureResidency(f.path, false);
-    REQUIRE(after.ok);
+    REQUIRE(after.observed());
     CHECK(after.residentBytes < r.residentBytes);
 }
 
@@ -69,42 +69,44 @@ TEST_CASE("residency is not applicable on DAX files and fails cleanly on bad pat
 {
     TempFile f(8192);
     Residency dax = measureResidency(f.path, true);
-    CHECK(dax.ok);
+    CHECK(dax.observed());
     CHECK(dax.method == "not_applicable");
     CHECK(dax.residentBytes == 0);
 
     Residency missing = measureResidency(f.dir + "/nope", false);
-    CHECK_FALSE(missing.ok);
-    CHECK_THAT(missing.reason, Catch::Contains("No such file"));
+    CHECK(missing.state == EvidenceState::Failed);
+    CHECK_THAT(missing.text, Catch::Contains("No such file"));
     Residency dir = measureResidency(f.dir, false);
-    CHECK_FALSE(dir.ok);
+    CHECK(dir.state == EvidenceState::Failed);
 }
 
 TEST_CASE("statx and MAP_SYNC on a non-DAX filesystem", "[live][dax]")
 {
     TempFile f(4096);
     StatxEvidence s = statxDax(f.path);
-    CHECK(s.ran);
-    CHECK(s.error.empty());
+    CHECK(s.observed());
+    CHECK(s.text.empty());
     CHECK_FALSE(s.dax);
 
     StatxEvidence tmpStatx;
     MapSyncEvidence m = mapSyncCheck(f.dir, &tmpStatx);
-    if (!m.ran) {
+    if (!m.observed()) {
         // O_TMPFILE unsupported here: the reason must be given, never silence.
-        CHECK_FALSE(m.skipped.empty());
+        CHECK(m.state == EvidenceState::Skipped);
+        CHECK_FALSE(m.text.empty());
         return;
     }
-    CHECK_FALSE(m.ok);
-    CHECK_THAT(m.error, Catch::Contains("MAP_SYNC"));
+    CHECK_FALSE(m.mapped);
+    CHECK_THAT(m.text, Catch::Contains("MAP_SYNC"));
     CHECK_FALSE(m.isPmem);
-    CHECK(tmpStatx.ran);
+    CHECK(tmpStatx.observed());
     CHECK_FALSE(tmpStatx.dax);
     // Nothing is left behind: the test file had no name.
     CHECK(std::distance(fs::directory_iterator(f.dir), fs::directory_iterator()) == 1);
 
     StatxEvidence missing = statxDax(f.dir + "/nope");
-    CHECK_FALSE(missing.error.empty());
+    CHECK(missing.state == EvidenceState::Failed);
+    CHECK_FALSE(missing.text.empty());
 }
 
 TEST_CASE("findRegularFile stays on the mount and finds files below the top", "[live][dax]")

@@ -52,11 +52,11 @@ Facts pmemFacts(const std::string &mode, bool queueDax, const std::string &fstyp
     m.superOptions = superOptions;
     f.mounts.push_back(m);
     MountLiveFacts live;
-    live.statx.ran = true;
+    live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";
     live.statx.dax = statxDax;
-    live.mapSync.ran = true;
-    live.mapSync.ok = statxDax;
+    live.mapSync.observe();
+    live.mapSync.mapped = statxDax;
     f.mountLive["/mnt/pmem"] = live;
     return f;
 }

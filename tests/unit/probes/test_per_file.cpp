@@ -42,11 +42,11 @@ Facts inodeFacts(const std::string &fstype, const std::string &superOptions, boo
     m.superOptions = superOptions;
     f.mounts.push_back(m);
     MountLiveFacts live;
-    live.statx.ran = true;
+    live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";
     live.statx.dax = newFilesDax;
-    live.mapSync.ran = true;
-    live.mapSync.ok = newFilesDax;
+    live.mapSync.observe();
+    live.mapSync.mapped = newFilesDax;
     f.mountLive["/mnt/pmem"] = live;
     return f;
 }
@@ -55,7 +55,7 @@ void addFile(Facts &f, const std::string &path, bool dax)
 {
     FileFacts ff;
     ff.path = path;
-    ff.statx.ran = true;
+    ff.statx.observe();
     ff.statx.file = path;
     ff.statx.dax = dax;
     f.files.push_back(ff);

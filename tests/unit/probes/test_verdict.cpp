@@ -52,13 +52,11 @@ BlockDevFacts pmem0(bool dax)
 MountLiveFacts liveFacts(bool statxDax, bool mapSyncOk)
 {
     MountLiveFacts live;
-    live.statx.ran = true;
+    live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";
     live.statx.dax = statxDax;
-    live.mapSync.ran = true;
-    live.mapSync.ok = mapSyncOk;
-    if (!mapSyncOk)
-        live.mapSync.error = "mmap MAP_SYNC: Operation not supported";
+    live.mapSync.observe(mapSyncOk ? "" : "mmap MAP_SYNC: Operation not supported");
+    live.mapSync.mapped = mapSyncOk;
     return live;
 }
 
@@ -219,8 +217,8 @@ TEST_CASE("mounts: without a file to examine, the option and device decide", "[v
     MountEntry m = mountOf("ext4", "ro,dax=always");
     BlockDevFacts b = pmem0(true);
     MountLiveFacts live;
-    live.statx.error = "no regular file found to examine";
-    live.mapSync.skipped = "read-only mount";
+    live.statx.skip("no regular file found to examine");
+    live.mapSync.skip("read-only mount");
     Verdict v = judgeMount(m, &b, &ns, &live, {});
     CHECK(v.code == code::DaxActive);
     CHECK(v.severity == Severity::Warning); // unconfirmed

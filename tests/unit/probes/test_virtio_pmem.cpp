@@ -40,12 +40,11 @@ Facts virtioFacts(bool withNvdimm)
     m.superOptions = "rw,dax=always";
     f.mounts.push_back(m);
     MountLiveFacts live;
-    live.statx.ran = true;
+    live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";
     live.statx.dax = true;
-    live.mapSync.ran = true;
-    live.mapSync.ok = false;
-    live.mapSync.error = "mmap MAP_SYNC: Operation not supported";
+    live.mapSync.observe("mmap MAP_SYNC: Operation not supported");
+    live.mapSync.mapped = false;
     f.mountLive["/mnt/pmem"] = live;
     return f;
 }
