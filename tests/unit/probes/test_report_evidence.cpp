@@ -1,0 +1,137 @@
+// Each evidence state as the report shows it: the daxprobe.check/1 fields
+// (agent/REPORT.md), which stay those older agents wrote, and the verdict's
+// evidence line (issue 20).
+#include <catch2/catch.hpp>
+
+#include "agent/report_json.h"
+#include "probes/verdict.h"
+
+using namespace daxprobe;
+using json = nlohmann::json;
+
+namespace
+{
+
+// An ext4 dax=always mount on an fsdax namespace, with `live` as its live facts.
+Facts daxMount(const MountLiveFacts &live)
+{
+    Facts f;
+    f.topology.available = true;
+    NdNamespace ns;
+    ns.dev = "namespace0.0";
+    ns.mode = "fsdax";
+    ns.align = 2 << 20;
+    ns.blockdev = "pmem0";
+    f.topology.namespaces.push_back(ns);
+    f.blockdevs.push_back({"pmem0", 259, 0, true});
+    MountEntry m;
+    m.major = 259;
+    m.mountPoint = "/mnt/pmem";
+    m.source = "/dev/pmem0";
+    m.fstype = "ext4";
+    m.mountOptions = "rw";
+    m.superOptions = "rw,dax=always";
+    f.mounts.push_back(m);
+    f.mountLive["/mnt/pmem"] = live;
+    return f;
+}
+
+struct Shown {
+    json mount;        // the report's mounts[0]
+    std::string lines; // the verdict's evidence, "check: result" per line
+};
+
+Shown show(const MountLiveFacts &live)
+{
+    Facts f = daxMount(live);
+    json j = reportToJson(f, evaluate(f));
+    Shown s{j["mounts"].at(0), ""};
+    for (const auto &e : s.mount["verdict"]["evidence"])
+        s.lines += e["check"].get<std::string>() + ": " + e["result"].get<std::string>() + "\n";
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("statx: each state in the report and the verdict", "[evidence][report]")
+{
+    MountLiveFacts live;
+    live.mapSync.skip("disabled (--no-active)");
+
+    Shown notRun = show(live);
+    CHECK(notRun.mount["statx_dax"].is_null());
+    CHECK_THAT(notRun.lines, !Catch::Contains("statx"));
+
+    live.statx.skip("no regular file found to examine");
+    Shown skipped = show(live);
+    CHECK(
+        skipped.mount["statx_dax"] ==
+        json({{"file", nullptr}, {"dax", nullptr}, {"error", "no regular file found to examine"}}));
+    CHECK_THAT(skipped.lines, Catch::Contains("statx: not checked: no regular file found"));
+
+    live.statx = {};
+    live.statx.file = "/mnt/pmem/f";
+    live.statx.fail("statx /mnt/pmem/f: Permission denied");
+    Shown failed = show(live);
+    CHECK(failed.mount["statx_dax"] == json({{"file", "/mnt/pmem/f"},
+                                             {"dax", nullptr},
+                                             {"error", "statx /mnt/pmem/f: Permission denied"}}));
+    CHECK_THAT(failed.lines, Catch::Contains("statx: not checked: statx /mnt/pmem/f: Permission"));
+
+    live.statx.observe();
+    live.statx.dax = true;
+    Shown observed = show(live);
+    CHECK(observed.mount["statx_dax"] ==
+          json({{"file", "/mnt/pmem/f"}, {"dax", true}, {"error", nullptr}}));
+    CHECK_THAT(observed.lines, Catch::Contains("statx: STATX_ATTR_DAX set on /mnt/pmem/f"));
+    CHECK(observed.mount["verdict"]["code"] == code::DaxActive);
+}
+
+TEST_CASE("MAP_SYNC: each state in the report and the verdict", "[evidence][report]")
+{
+    MountLiveFacts live;
+    live.statx.observe();
+    live.statx.dax = true;
+    live.statx.file = "/mnt/pmem/(O_TMPFILE)";
+
+    Shown notRun = show(live);
+    CHECK(notRun.mount["map_sync"] == json({{"ran", false},
+                                            {"ok", nullptr},
+                                            {"is_pmem", nullptr},
+                                            {"error", nullptr},
+                                            {"skipped", nullptr}}));
+    CHECK_THAT(notRun.lines, !Catch::Contains("map_sync"));
+
+    live.mapSync.skip("read-only mount");
+    Shown skipped = show(live);
+    CHECK(skipped.mount["map_sync"] == json({{"ran", false},
+                                             {"ok", nullptr},
+                                             {"is_pmem", nullptr},
+                                             {"error", nullptr},
+                                             {"skipped", "read-only mount"}}));
+    CHECK_THAT(skipped.lines, Catch::Contains("map_sync: skipped: read-only mount"));
+
+    live.mapSync = {};
+    live.mapSync.observe("mmap MAP_SYNC: Operation not supported");
+    Shown refused = show(live);
+    CHECK(refused.mount["map_sync"] == json({{"ran", true},
+                                             {"ok", false},
+                                             {"is_pmem", false},
+                                             {"error", "mmap MAP_SYNC: Operation not supported"},
+                                             {"skipped", nullptr}}));
+    CHECK_THAT(refused.lines, Catch::Contains("map_sync: MAP_SYNC refused: mmap MAP_SYNC"));
+    CHECK(refused.mount["verdict"]["severity"] == "warning");
+
+    live.mapSync = {};
+    live.mapSync.observe();
+    live.mapSync.mapped = true;
+    live.mapSync.isPmem = true;
+    Shown mapped = show(live);
+    CHECK(mapped.mount["map_sync"] == json({{"ran", true},
+                                            {"ok", true},
+                                            {"is_pmem", true},
+                                            {"error", nullptr},
+                                            {"skipped", nullptr}}));
+    CHECK_THAT(mapped.lines, Catch::Contains("map_sync: MAP_SYNC mapping succeeded"));
+    CHECK(mapped.mount["verdict"]["severity"] == "ok");
+}
