@@ -113,10 +113,10 @@ json faultsJson(const FaultFacts &f)
             vm[name] = it->second;
     return {{"vmstat", vm},
             {"vmstat_error", orNull(f.vmstatError)},
-            {"perf", {{"usable", f.perf.usable}, {"reason", orNull(f.perf.reason)}}},
+            {"perf", {{"usable", f.perf.observed()}, {"reason", orNull(f.perf.text)}}},
             {"tracepoints",
-             {{"usable", f.tracepoints.usable},
-              {"reason", orNull(f.tracepoints.reason)},
+             {{"usable", f.tracepoints.observed()},
+              {"reason", orNull(f.tracepoints.text)},
               {"tracefs", orNull(f.tracepoints.tracefs)},
               {"events", f.tracepoints.events}}}};
 }

@@ -159,13 +159,18 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
     };
     out += fmt::format("Faults     pgfault {}, pgmajfault {}, thp_fault_fallback {}\n",
                        vm("pgfault"), vm("pgmajfault"), vm("thp_fault_fallback"));
-    out += fmt::format("           perf counters: {}\n",
-                       fl.perf.usable ? "usable" : "unusable: " + printable(fl.perf.reason));
+    // Not run: perf is probed on a live run only (--root, --replay of an old capture).
+    auto source = [](const EvidenceOutcome &e, const std::string &usable) {
+        if (e.observed())
+            return usable;
+        return e.state == EvidenceState::NotRun ? std::string("not probed")
+                                                : "unusable: " + printable(e.text);
+    };
+    out += fmt::format("           perf counters: {}\n", source(fl.perf, "usable"));
     out += fmt::format(
         "           fs_dax tracepoints: {}\n",
-        fl.tracepoints.usable
-            ? fmt::format("{} events in {}", fl.tracepoints.events.size(), fl.tracepoints.tracefs)
-            : "unusable: " + printable(fl.tracepoints.reason));
+        source(fl.tracepoints, fmt::format("{} events in {}", fl.tracepoints.events.size(),
+                                           fl.tracepoints.tracefs)));
     if (!facts.kmsg.readable)
         out += fmt::format("           kernel log unreadable: {}\n", printable(facts.kmsg.error));
 

@@ -120,7 +120,8 @@ nlohmann::json liveFactsToJson(const Facts &facts)
         j["files"].push_back({{"path", f.path},
                               {"statx", statxJson(f.statx)},
                               {"residency", residencyJson(f.residency)}});
-    j["perf"] = {{"usable", facts.faults.perf.usable}, {"reason", facts.faults.perf.reason}};
+    // perf: "usable" (observed) and "reason" (why not).
+    j["perf"] = {{"usable", facts.faults.perf.observed()}, {"reason", facts.faults.perf.text}};
     return j;
 }
 
@@ -142,8 +143,11 @@ void liveFactsFromJson(const nlohmann::json &j, Facts &facts)
                     {f.value("path", ""), statxFrom(f.value("statx", nlohmann::json::object())),
                      residencyFrom(f.value("residency", nlohmann::json::object()))});
     if (auto it = j.find("perf"); it != j.end() && it->is_object()) {
-        facts.faults.perf.usable = it->value("usable", false);
-        facts.faults.perf.reason = it->value("reason", "");
+        std::string reason = it->value("reason", "");
+        if (it->value("usable", false))
+            facts.faults.perf.observe();
+        else if (!reason.empty())
+            facts.faults.perf.fail(std::move(reason));
     }
 }
 

@@ -97,14 +97,14 @@ PerfAvailability probePerf(const Root &root)
     if (!counter) {
         int err = counter.error().code;
         if (err == EACCES || err == EPERM)
-            out.reason = deniedReason(root, out.paranoid);
+            out.fail(deniedReason(root, out.paranoid));
         else if (err == ENOENT || err == ENOSYS || err == EOPNOTSUPP)
-            out.reason = "kernel has no perf software events (CONFIG_PERF_EVENTS off?)";
+            out.fail("kernel has no perf software events (CONFIG_PERF_EVENTS off?)");
         else
-            out.reason = counter.error().describe();
+            out.fail(counter.error().describe());
         return out;
     }
-    out.usable = true;
+    out.observe();
     return out;
 }
 
@@ -120,7 +120,7 @@ PerfAvailability FaultProbeCache::perf(const Root &root)
 
 TracepointAvailability FaultProbeCache::tracepoints(const Root &root)
 {
-    if (!tracepoints_ || !tracepoints_->usable ||
+    if (!tracepoints_ || !tracepoints_->observed() ||
         !root.exists(tracepoints_->tracefs + "/events/fs_dax"))
         tracepoints_ = tracepointProbe_(root);
     return *tracepoints_;
@@ -143,14 +143,14 @@ TracepointAvailability probeTracepoints(const Root &root)
             if (line.substr(0, 7) == "fs_dax:")
                 out.events.emplace_back(line.substr(7));
         if (out.events.empty()) {
-            out.reason = "kernel offers no fs_dax tracepoints (CONFIG_FS_DAX or FTRACE off)";
+            out.fail("kernel offers no fs_dax tracepoints (CONFIG_FS_DAX or FTRACE off)");
             return out;
         }
-        out.usable = true;
+        out.observe();
         return out;
     }
-    out.reason = denied ? "tracefs not readable: run as root"
-                        : "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing";
+    out.fail(denied ? "tracefs not readable: run as root"
+                    : "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing");
     return out;
 }
 

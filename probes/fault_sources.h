@@ -9,22 +9,21 @@
 #include "base/result.h"
 #include "base/root.h"
 #include "base/unique_fd.h"
+#include "probes/evidence_state.h"
 #include "probes/vmstat.h"
 
 namespace daxprobe
 {
 
-// Where page-fault numbers can come from on this system, and why not when
-// they cannot (perf permission, no tracefs, ...).
-struct PerfAvailability {
-    bool usable = false;
-    std::string reason;
+// Where page-fault numbers can come from on this system. Observed: the
+// source is usable. Failed: it is not, and text says why and what allows it
+// (perf permission, no tracefs, ...). Not run: not probed (perf is probed
+// only on a live run).
+struct PerfAvailability : EvidenceOutcome {
     std::optional<int> paranoid; // kernel.perf_event_paranoid
 };
 
-struct TracepointAvailability {
-    bool usable = false;
-    std::string reason;
+struct TracepointAvailability : EvidenceOutcome {
     std::string tracefs;             // where it was found
     std::vector<std::string> events; // fs_dax:* events the kernel offers
 };

@@ -140,6 +140,35 @@ TEST_CASE("residency: each state to the capture's ok/reason and back", "[evidenc
     }
 }
 
+TEST_CASE("perf: each state to the capture's usable/reason and back", "[evidence]")
+{
+    struct Case {
+        const char *name;
+        void (*set)(PerfAvailability &);
+        bool usable;
+        const char *reason;
+    };
+    const Case cases[] = {
+        {"not run", [](PerfAvailability &) {}, false, ""},
+        {"failed", [](PerfAvailability &p) { p.fail("no permission (perf_event_paranoid=3)"); },
+         false, "no permission (perf_event_paranoid=3)"},
+        {"observed", [](PerfAvailability &p) { p.observe(); }, true, ""},
+    };
+    for (const auto &c : cases) {
+        SECTION(c.name)
+        {
+            Facts facts;
+            c.set(facts.faults.perf);
+            json j = liveFactsToJson(facts)["perf"];
+            CHECK(j == json({{"usable", c.usable}, {"reason", c.reason}}));
+            Facts back;
+            liveFactsFromJson({{"perf", j}}, back);
+            CHECK(back.faults.perf.state == facts.faults.perf.state);
+            CHECK(back.faults.perf.text == facts.faults.perf.text);
+        }
+    }
+}
+
 TEST_CASE("captures from real guests read into states and write back the same fields", "[evidence]")
 {
     int seen = 0;
@@ -154,6 +183,7 @@ TEST_CASE("captures from real guests read into states and write back the same fi
         INFO(file.string());
         CHECK(again["mounts"] == j.value("mounts", json::object()));
         CHECK(again["files"] == j.value("files", json::array()));
+        CHECK(again["perf"] == j.value("perf", json::object()));
         ++seen;
     }
     CHECK(seen > 10);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "agent/report_json.h"
+#include "agent/report_text.h"
 #include "probes/verdict.h"
 
 using namespace daxprobe;
@@ -134,4 +135,39 @@ TEST_CASE("MAP_SYNC: each state in the report and the verdict", "[evidence][repo
                                             {"skipped", nullptr}}));
     CHECK_THAT(mapped.lines, Catch::Contains("map_sync: MAP_SYNC mapping succeeded"));
     CHECK(mapped.mount["verdict"]["severity"] == "ok");
+}
+
+TEST_CASE("perf and tracepoints: each state in the report and its text", "[evidence][report]")
+{
+    auto shown = [](const FaultFacts &faults) {
+        Facts f = daxMount({});
+        f.faults = faults;
+        Report r = evaluate(f);
+        return std::make_pair(reportToJson(f, r)["faults"], reportToText(f, r, TextStyle::Plain));
+    };
+    FaultFacts faults;
+    auto [notRun, notRunText] = shown(faults);
+    CHECK(notRun["perf"] == json({{"usable", false}, {"reason", nullptr}}));
+    CHECK_THAT(notRunText, Catch::Contains("perf counters: not probed\n"));
+    CHECK_THAT(notRunText, Catch::Contains("fs_dax tracepoints: not probed\n"));
+
+    faults.perf.fail("no permission (perf_event_paranoid=3)");
+    faults.tracepoints.fail("tracefs not readable: run as root");
+    auto [failed, failedText] = shown(faults);
+    CHECK(failed["perf"] ==
+          json({{"usable", false}, {"reason", "no permission (perf_event_paranoid=3)"}}));
+    CHECK(failed["tracepoints"]["reason"] == "tracefs not readable: run as root");
+    CHECK_THAT(failedText,
+               Catch::Contains("perf counters: unusable: no permission (perf_event_paranoid=3)"));
+
+    faults.perf.observe();
+    faults.tracepoints.observe();
+    faults.tracepoints.tracefs = "/sys/kernel/tracing";
+    faults.tracepoints.events = {"dax_pmd_fault"};
+    auto [observed, observedText] = shown(faults);
+    CHECK(observed["perf"] == json({{"usable", true}, {"reason", nullptr}}));
+    CHECK(observed["tracepoints"]["usable"] == true);
+    CHECK_THAT(observedText, Catch::Contains("perf counters: usable\n"));
+    CHECK_THAT(observedText,
+               Catch::Contains("fs_dax tracepoints: 1 events in /sys/kernel/tracing"));
 }

@@ -81,7 +81,7 @@ PerfAvailability countedPerfProbe(const Root &)
 {
     ++g_perfProbes;
     PerfAvailability a;
-    a.usable = true;
+    a.observe();
     return a;
 }
 bool g_tracefsFound = true;
@@ -89,7 +89,10 @@ TracepointAvailability countedTracepointProbe(const Root &)
 {
     ++g_tracepointProbes;
     TracepointAvailability a;
-    a.usable = g_tracefsFound;
+    if (g_tracefsFound)
+        a.observe();
+    else
+        a.fail("tracefs not mounted");
     a.tracefs = "/sys/kernel/tracing";
     return a;
 }
@@ -103,8 +106,8 @@ TEST_CASE("the perf probe's answer is kept until perf_event_paranoid changes", "
     REQUIRE(root);
     g_perfProbes = 0;
     FaultProbeCache cache(countedPerfProbe, countedTracepointProbe);
-    CHECK(cache.perf(*root).usable);
-    CHECK(cache.perf(*root).usable);
+    CHECK(cache.perf(*root).observed());
+    CHECK(cache.perf(*root).observed());
     CHECK(g_perfProbes == 1); // the second check asked no counter of the kernel
     t.write("proc/sys/kernel/perf_event_paranoid", "1\n"); // the remedy applied
     (void)cache.perf(*root);
@@ -122,19 +125,19 @@ TEST_CASE("found tracepoints are kept while their directory is there", "[root][p
     g_tracepointProbes = 0;
     g_tracefsFound = true;
     FaultProbeCache cache(countedPerfProbe, countedTracepointProbe);
-    CHECK(cache.tracepoints(*root).usable);
-    CHECK(cache.tracepoints(*root).usable);
+    CHECK(cache.tracepoints(*root).observed());
+    CHECK(cache.tracepoints(*root).observed());
     CHECK(g_tracepointProbes == 1);                      // available_events not read again
     fs::remove_all(t.dir / "sys/kernel/tracing/events"); // tracefs unmounted
     g_tracefsFound = false;
-    CHECK_FALSE(cache.tracepoints(*root).usable);
+    CHECK_FALSE(cache.tracepoints(*root).observed());
     CHECK(g_tracepointProbes == 2);
     // Not found: looked for on every check (tracefs may be mounted later).
-    CHECK_FALSE(cache.tracepoints(*root).usable);
+    CHECK_FALSE(cache.tracepoints(*root).observed());
     CHECK(g_tracepointProbes == 3);
     t.write("sys/kernel/tracing/events/fs_dax/enable", "0\n"); // mounted again
     g_tracefsFound = true;
-    CHECK(cache.tracepoints(*root).usable);
-    CHECK(cache.tracepoints(*root).usable);
+    CHECK(cache.tracepoints(*root).observed());
+    CHECK(cache.tracepoints(*root).observed());
     CHECK(g_tracepointProbes == 4);
 }
