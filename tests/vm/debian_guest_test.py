@@ -20,6 +20,16 @@ systemd guest takes tens of seconds).
       warn: verdict and remedy in the kernel log, nfit loaded with no unknown
       symbol, the boot goes on to systemd; strict: the remedy on the console
       and the boot stops in the initramfs.
+  --scenario initramfs-strict-dax [--collector-lifecycle]
+      root = the same XFS on an fsdax namespace, daxprobe.mode=strict: the
+      boot goes on to systemd, the kernel mounted / with dax=always, queue/dax
+      1, the verdict OK in the kernel log. Then (Debian 12: the collector's
+      .deb is built for the host's release) install, upgrade, remove and purge
+      of daxprobe-collector: enabled and running, restarted on upgrade,
+      stopped on remove with its data kept, nothing left after purge.
+  --scenario dracut-warn | dracut-strict (an image made with --initramfs dracut)
+      as initramfs-warn/strict; lsinitrd lists the daxprobe module; strict:
+      dracut's emergency target, the root never switched to.
 
 Exit: 0 pass, 1 fail, 77 skip (reason printed), 99 harness error.
 """
@@ -202,16 +212,101 @@ def scenario_services(c, g, collector_bin):
         c.check("problems_found" in q.stdout, "collector query: the guest's reports stored")
 
 
+# -- the collector's package ----------------------------------------------------
+
+# What a package's life leaves behind that is not the package's: dpkg's and
+# apt's own records, logs, systemd's state.
+CHURN = ("/var/lib/dpkg/", "/var/lib/apt/", "/var/cache/", "/var/log/", "/var/lib/systemd/",
+         "/tmp/", "/var/tmp/", "/root/")
+
+
+def tree(g):
+    _, out = g.sh("find / -xdev 2>/dev/null", timeout=300)
+    return set(out.splitlines())
+
+
+def check_collector_lifecycle(c, g):
+    """install, upgrade, remove, purge of daxprobe-collector with apt and dpkg
+    in the running guest; systemd and dpkg say what happened."""
+    unit = "daxprobe-collector.service"
+    before = tree(g)
+    t0 = time.monotonic()
+    rc, out = g.sh("apt-get install -y -q --no-install-recommends "
+                   "/root/debs/daxprobe-collector_*.deb 2>&1", timeout=300)
+    c.eq(rc, 0, "apt-get install daxprobe-collector in the running guest")
+    g.wait_logged(unit, "metrics on port")
+    p = g.show(unit, "UnitFileState", "ActiveState", "SubState", "NRestarts", "MainPID")
+    c.eq((p.get("UnitFileState"), p.get("ActiveState"), p.get("SubState")),
+         ("enabled", "active", "running"), "after install: the collector enabled and running")
+    c.eq(p.get("NRestarts"), "0", "after install: collector NRestarts")
+    rc, _ = g.sh("test -f /var/lib/private/daxprobe/collector.db")
+    c.eq(rc, 0, "after install: the collector's state (StateDirectory) exists")
+    timed("collector install", t0)
+    t0 = time.monotonic()
+    pid1 = p.get("MainPID")
+    rc, out = g.sh("apt-get install -y -q --no-install-recommends "
+                   "/root/debs/upgrade/daxprobe-collector_*.deb 2>&1", timeout=300)
+    c.eq(rc, 0, "apt-get install of a newer daxprobe-collector (upgrade)")
+    g.wait_logged(unit, "metrics on port")
+    p = g.show(unit, "UnitFileState", "ActiveState", "NRestarts", "MainPID")
+    _, ver = g.sh("dpkg-query -W -f '${Version}' daxprobe-collector")
+    c.check(ver.endswith("upgrade1"), f"collector upgraded to {ver}")
+    c.check(p.get("MainPID") not in (pid1, "0"),
+            f"after upgrade: the new collector runs ({pid1} -> {p.get('MainPID')})")
+    c.eq((p.get("UnitFileState"), p.get("ActiveState"), p.get("NRestarts")),
+         ("enabled", "active", "0"), "after upgrade: still enabled, active, no restart")
+    timed("collector upgrade", t0)
+    t0 = time.monotonic()
+    rc, out = g.sh("dpkg -r daxprobe-collector 2>&1", timeout=300)
+    c.eq(rc, 0, "dpkg -r daxprobe-collector")
+    p = g.show(unit, "ActiveState", "LoadState")
+    c.eq((p.get("ActiveState"), p.get("LoadState")), ("inactive", "not-found"),
+         "after remove: the collector stopped, its unit gone")
+    rc, _ = g.sh("pidof daxprobe-collector")
+    c.check(rc != 0, "after remove: no daxprobe-collector process")
+    rc, _ = g.sh("test -f /var/lib/private/daxprobe/collector.db")
+    c.eq(rc, 0, "after remove: the stored reports are kept (only purge deletes data)")
+    timed("collector remove", t0)
+    t0 = time.monotonic()
+    rc, out = g.sh("dpkg -P daxprobe-collector 2>&1", timeout=300)
+    c.eq(rc, 0, "dpkg -P daxprobe-collector")
+    _, status = g.sh("dpkg-query -W -f '${Status}' daxprobe-collector 2>&1")
+    c.check("not-installed" in status or "no packages found" in status, f"dpkg: {status.strip()}")
+    # /var/lib/private itself is systemd's (made for any DynamicUser service).
+    left = sorted(p for p in tree(g) - before
+                  if not p.startswith(CHURN) and p != "/var/lib/private")
+    c.eq(left, [], "after purge: nothing the collector added is left")
+    timed("collector purge", t0)
+
+
 # -- initramfs ------------------------------------------------------------------
 
-def check_initramfs_contents(c, image_dir, kver):
-    listing = open(os.path.join(image_dir, "lsinitramfs.txt")).read().split()
-    names = set(listing)
+def dracut_modules(listing):
+    """The dracut modules lsinitrd lists (its "dracut modules:" section)."""
+    lines = listing.splitlines()
+    start = lines.index("dracut modules:") + 1 if "dracut modules:" in lines else len(lines)
+    mods = []
+    for line in lines[start:]:
+        if not line.strip() or line.startswith("="):
+            break
+        mods.append(line.strip())
+    return mods
+
+
+def check_initramfs_contents(c, image_dir, generator):
+    text = open(os.path.join(image_dir, "lsinitramfs.txt")).read()
+    names = set(text.split())
 
     def has(suffix):
         return any(n.endswith(suffix) for n in names)
-    for path in ("usr/bin/daxprobe", "usr/libexec/daxprobe/daxprobe-init-hook.sh",
-                 "scripts/local-bottom/daxprobe"):
+    if generator == "dracut":
+        mods = dracut_modules(text)
+        c.check("daxprobe" in mods, f"lsinitrd: dracut module daxprobe in the image ({mods})")
+        c.check(has("pre-pivot/90-daxprobe-check.sh"), "lsinitrd: its pre-pivot hook")
+    else:
+        c.check("scripts/local-bottom/daxprobe" in names,
+                "initramfs holds scripts/local-bottom/daxprobe")
+    for path in ("usr/bin/daxprobe", "usr/libexec/daxprobe/daxprobe-init-hook.sh"):
         c.check(path in names, f"initramfs holds {path}")
     for mod in ("libnvdimm.ko", "nfit.ko", "nd_pmem.ko", "dax_pmem.ko", "xfs.ko"):
         c.check(has("/" + mod) or has("/" + mod + ".xz") or has("/" + mod + ".zst"),
@@ -219,8 +314,22 @@ def check_initramfs_contents(c, image_dir, kver):
 
 
 def scenario_initramfs(c, g, mode, image_dir, info):
-    check_initramfs_contents(c, image_dir, info["kernel"])
+    generator = info.get("initramfs", "initramfs-tools")
+    check_initramfs_contents(c, image_dir, generator)
     t0 = time.monotonic()
+    if mode == "strict" and generator == "dracut":
+        g.wait_console(rb"daxprobe\.mode=strict: stopping the boot", 600)
+        timed("QEMU start -> strict stop", t0)
+        # dracut's die: systemd in the initramfs goes to its emergency target;
+        # the root is never switched to.
+        g.wait_console(rb"[Ee]mergency", 120)
+        con = g.console_text()
+        c.check("daxprobe: PROBLEM: problems_found (mode strict)" in con,
+                "strict: the verdict on the console")
+        c.check(f"daxprobe: remedy: {REMEDY}" in con, "strict: the remedy on the console")
+        c.check("Switching root" not in con and "switch_root" not in con,
+                "strict: the boot stopped in the initramfs (no switch to the root)")
+        return
     if mode == "strict":
         m = g.wait_console(rb"daxprobe\.mode=strict: stopping the boot", 600)
         timed("QEMU start -> strict stop", t0)
@@ -251,11 +360,43 @@ def scenario_initramfs(c, g, mode, image_dir, info):
     c.eq(pid1.strip(), "systemd", "warn: the boot went on to systemd")
 
 
+def scenario_strict_dax(c, g, collector_lifecycle):
+    """strict on a root that really is DAX: the boot goes on."""
+    t0 = time.monotonic()
+    took = g.connect_shell(timeout=600)
+    timed(f"QEMU start -> guest shell ({took:.1f} s)", t0)
+    _, pid1 = g.sh("cat /proc/1/comm")
+    c.eq(pid1.strip(), "systemd", "strict on a DAX root: the boot went on to systemd")
+    _, mnt = g.sh("findmnt -no SOURCE,FSTYPE,OPTIONS /")
+    c.check(mnt.startswith("/dev/pmem0 xfs") and "dax=always" in mnt,
+            f"the kernel mounted the root XFS on /dev/pmem0 with dax=always: {mnt.strip()}")
+    _, qdax = g.sh("cat /sys/block/pmem0/queue/dax")
+    c.eq(qdax.strip(), "1", "the kernel: /sys/block/pmem0/queue/dax")
+    # fsdax: a pfn device (the info block) has claimed the namespace.
+    _, pfn = g.sh("for d in /sys/bus/nd/devices/pfn*; do "
+                  "ns=$(cat $d/namespace); [ -n \"$ns\" ] && echo ${d##*/} $ns; done")
+    c.check(len(pfn.split()) == 2 and pfn.split()[1].startswith("namespace"),
+            f"sysfs: the namespace is claimed by a pfn device (fsdax): {pfn.strip()!r}")
+    # The journal took "daxprobe:" as the kernel-log line's identifier.
+    _, kmsg = g.sh("journalctl -k -b -t daxprobe -o cat --no-pager")
+    lines = kmsg.splitlines()
+    log("\n".join(lines))
+    c.check(lines == ["DAX verified (mode strict)"],
+            "the kernel log in the journal (journalctl -k -t daxprobe): the hook's verdict "
+            "OK in strict mode, nothing else", kmsg)
+    if collector_lifecycle:
+        check_collector_lifecycle(c, g)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--image-dir", required=True)
     ap.add_argument("--scenario", required=True,
-                    choices=["services", "initramfs-warn", "initramfs-strict"])
+                    choices=["services", "initramfs-warn", "initramfs-strict",
+                             "initramfs-strict-dax", "dracut-warn", "dracut-strict"])
+    ap.add_argument("--collector-lifecycle", action="store_true",
+                    help="initramfs-strict-dax: also install, upgrade, remove, purge "
+                         "daxprobe-collector (a .deb built for this release)")
     ap.add_argument("--collector", help="daxprobe-collector (services)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--skip-reason")
@@ -278,6 +419,15 @@ def main():
                     scenario_services(c, g, args.collector)
                 finally:
                     log(f"console: {g.console_path}" if args.keep else "")
+        elif args.scenario == "initramfs-strict-dax":
+            if args.collector_lifecycle and info.get("collector_unavailable"):
+                raise GuestError("daxprobe-collector cannot be installed in this image: "
+                                 + info["collector_unavailable"])
+            guest = SystemdGuest(args.image_dir, args.scenario, root="pmem-fsdax",
+                                 cmdline="daxprobe.mode=strict", agent_port=False,
+                                 keep=args.keep)
+            with guest as g:
+                scenario_strict_dax(c, g, args.collector_lifecycle)
         else:
             mode = args.scenario.split("-")[1]
             guest = SystemdGuest(args.image_dir, args.scenario, root="pmem",

@@ -6,14 +6,15 @@ with the project's packages installed by apt: the `debian12-image` and
 Two layers, because the first takes minutes and changes rarely:
 
   base  mmdebstrap of SUITE from the host's own Debian archive URI: systemd-sysv,
-        udev, the kernel (linux-image-amd64), ndctl, mkfs tools and the initramfs
-        generator (initramfs-tools, or Debian's dracut package with --initramfs
-        dracut; never installed on the host, where it conflicts with
-        initramfs-tools). No initramfs is made yet. Kept as a tarball in the
+        udev, the kernel (linux-image-amd64), ndctl, mkfs tools and
+        initramfs-tools. No initramfs is made yet. Kept as a tarball in the
         machine's cache (DAXPROBE_VM_CACHE), keyed on the suite, the package list
         and the candidate versions of those packages in the suite's lists.
   image in OUT (the build folder), redone when the packages change: the base
-        unpacked; the initramfs made once without daxprobe (OUT/initrd-nohook.img,
+        unpacked (with --initramfs dracut, Debian's dracut package replaces
+        initramfs-tools in it: apt, from the suite's archive; never on the
+        host, where it conflicts with initramfs-tools); the initramfs made
+        once without daxprobe (OUT/initrd-nohook.img,
         the boot-cost benchmark's reference), then `apt-get install
         ./daxprobe_*.deb` in the chroot, whose trigger remakes it with the hook
         (OUT/initrd.img). All of it runs on the host in the image's chroot, never
@@ -21,14 +22,19 @@ Two layers, because the first takes minutes and changes rarely:
         image's own vmlinuz, booted through PVH), OUT/disk.img (ext4 root for
         virtio-blk), OUT/pmem-root.img (the same root as XFS, for a root on an
         NVDIMM: a raw namespace starts at byte 0 of the backing file),
-        OUT/lsinitramfs.txt, OUT/image.json.
+        OUT/pmem-fsdax-root.img (--fsdax-root: that XFS at the data offset of
+        an fsdax namespace, whose info block the image's own kernel wrote in
+        one boot, cached as a template), OUT/lsinitramfs.txt (lsinitramfs or
+        lsinitrd), OUT/image.json. The collector's libraries are installed
+        too, so that its .deb installs offline in the running guest.
 
 The image carries one thing that is the test bed's, not Debian's:
 daxprobe-testbed.service, a shell on the virtio-serial port
 org.daxprobe.testbed.0 through which the host asks systemd, journalctl and
 the kernel what happened (systemd_guest.py).
 
-  debian_image.py --suite bookworm --deb-dir BUILD/deb --out DIR --stamp S
+  debian_image.py --suite bookworm [--initramfs dracut] --deb-dir BUILD/deb --out DIR
+                  [--pmem-root [--fsdax-root]] --stamp S
 """
 
 import argparse
@@ -47,7 +53,7 @@ from guest_kernel import default_cache, extract_vmlinux, host_archive_uri, priva
 BASE_FORMAT = 1  # bump when the base's recipe changes in a way the key cannot see
 PACKAGES = ["systemd-sysv", "udev", "kmod", "linux-image-amd64", "ndctl", "daxctl",
             "xfsprogs", "e2fsprogs", "libpmem1", "zstd", "procps"]
-INITRAMFS_TOOLS = {"initramfs-tools": ["initramfs-tools"], "dracut": ["dracut"]}
+INITRAMFS_TOOLS = ["initramfs-tools", "dracut"]
 TESTBED_PORT = "org.daxprobe.testbed.0"
 
 TESTBED_DEVICE = "dev-virtio\\x2dports-" + TESTBED_PORT.replace("-", "\\x2d") + ".device"
@@ -76,6 +82,22 @@ while IFS= read -r line <&3; do
     echo "@@RC $token $?" >&3
 done
 """
+
+
+# PID 1 (init=) of the one boot that turns a blank, label-less NVDIMM into an
+# fsdax namespace: the kernel writes the namespace's info block; the host then
+# puts the root filesystem at the data offset this prints (fsdax_template()).
+FSDAX_SETUP = """#!/bin/sh
+ndctl create-namespace -f -e namespace0.0 -m fsdax >/dev/console 2>&1
+for d in /sys/bus/nd/devices/pfn*; do
+    [ -n "$(cat "$d/namespace" 2>/dev/null)" ] || continue
+    echo "@@FSDAX region=$(cat /sys/bus/nd/devices/region0/resource)" \\
+        "data=$(cat "$d/resource") size=$(cat "$d/size")" >/dev/console
+done
+sync
+echo o >/proc/sysrq-trigger
+"""
+FSDAX_FORMAT = 1  # bump when the template's recipe changes
 
 
 def log(msg):
@@ -107,8 +129,9 @@ def candidate_versions(cache, suite, packages):
     return versions
 
 
-def build_base(cache, suite, initramfs):
-    packages = PACKAGES + INITRAMFS_TOOLS[initramfs]
+def build_base(cache, suite):
+    initramfs = "initramfs-tools"
+    packages = PACKAGES + [initramfs]
     versions = candidate_versions(cache, suite, packages)
     mirror = host_archive_uri()
     key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions],
@@ -125,8 +148,6 @@ def build_base(cache, suite, initramfs):
     # without daxprobe's hook.
     hook = ('mkdir -p "$1/etc/initramfs-tools" && '
             'echo update_initramfs=no > "$1/etc/initramfs-tools/update-initramfs.conf"')
-    if initramfs == "dracut":
-        hook = "true"  # dracut's kernel hook makes one at install: remade later anyway
     # force-confold: keep that pre-seeded conffile without asking. The
     # output's name ends in .tar: mmdebstrap picks the format by it.
     tmp = tar[:-len(".tar")] + ".partial.tar"
@@ -180,6 +201,7 @@ def configure(root):
         f.write("# the root is mounted by the initramfs (root= on the kernel command line)\n")
     for path, text, mode in (
             ("usr/local/sbin/daxprobe-testbed", TESTBED_SHELL, 0o755),
+            ("usr/local/sbin/daxprobe-testbed-fsdax", FSDAX_SETUP, 0o755),
             ("etc/systemd/system/daxprobe-testbed.service", TESTBED_UNIT, 0o644),
             ("etc/udev/rules.d/90-daxprobe-testbed.rules", TESTBED_RULE, 0o644)):
         p = os.path.join(root, path)
@@ -191,7 +213,8 @@ def configure(root):
 
 def make_initramfs(ch, root, initramfs, kver):
     if initramfs == "dracut":
-        ch("dracut", "--force", "--kver", kver, f"/boot/initrd.img-{kver}")
+        # Not host-only: the chroot's host is not the guest.
+        ch("dracut", "--force", "--no-hostonly", "--kver", kver, f"/boot/initrd.img-{kver}")
     else:
         with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
             f.write("update_initramfs=yes\n")
@@ -250,17 +273,67 @@ def make_upgrade(deb, outdir):
     upgrade in a running guest: what changes between versions is the
     maintainer scripts' path, not the payload."""
     import tempfile
-    os.makedirs(outdir)
+    os.makedirs(outdir, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dxdeb-") as tmp:
         tree = os.path.join(tmp, "tree")
         run(["dpkg-deb", "-R", deb, tree])
         control = os.path.join(tree, "DEBIAN", "control")
         text = open(control).read()
-        version = next(l.split(":", 1)[1].strip() for l in text.splitlines()
-                       if l.startswith("Version:"))
+        fields = dict(l.split(":", 1) for l in text.splitlines() if l and l[0] != " ")
+        package, version = fields["Package"].strip(), fields["Version"].strip()
         with open(control, "w") as f:
             f.write(text.replace(f"Version: {version}\n", f"Version: {version}+upgrade1\n"))
-        run(["dpkg-deb", "-Zxz", "-b", tree, os.path.join(outdir, f"daxprobe_{version}+upgrade1_amd64.deb")])
+        run(["dpkg-deb", "-Zxz", "-b", tree,
+             os.path.join(outdir, f"{package}_{version}+upgrade1_amd64.deb")])
+
+
+def collector_dependencies(ch, deb):
+    """Install, then purge, the collector in the chroot so that its libraries
+    are in the image: the running guest has no network, and the lifecycle test
+    installs the .deb there with apt. The .deb is built for the host's
+    release: another release may lack its libraries (the reason, or None)."""
+    try:
+        ch("apt-get", "update", "-q")
+        ch("apt-get", "install", "-y", "-q", "--no-install-recommends", deb)
+        ch("dpkg", "--purge", "daxprobe-collector")
+    except RuntimeError as e:
+        return str(e).splitlines()[-1][:300]
+    return None
+
+
+def fsdax_template(cache, out, kver, backing):
+    """A blank NVDIMM backing file of `backing` bytes made into an fsdax
+    namespace by the image's own kernel and ndctl (one boot of the image with
+    FSDAX_SETUP as init), cut at the namespace's data offset: (path, data
+    offset, data size). Cached per machine, keyed on the kernel and size."""
+    from systemd_guest import SystemdGuest
+    key = f"fsdax-{FSDAX_FORMAT}-{kver}-{backing >> 20}M"
+    tmpl, meta = os.path.join(cache, key + ".img"), os.path.join(cache, key + ".json")
+    if os.path.exists(tmpl) and os.path.exists(meta):
+        log(f"fsdax namespace template {key} from the cache")
+        m = json.load(open(meta))
+        return tmpl, m["offset"], m["size"]
+    t0 = time.monotonic()
+    blank = os.path.join(out, "fsdax-setup.img")
+    with open(blank, "wb") as f:
+        f.truncate(backing)
+    guest = SystemdGuest(out, "fsdax-setup", cmdline="init=/usr/local/sbin/daxprobe-testbed-fsdax daxprobe.mode=off",
+                        
+                         agent_port=False, nvdimm_file=blank)
+    with guest as g:
+        m = g.wait_console(rb"@@FSDAX region=(0x[0-9a-f]+) data=(0x[0-9a-f]+) size=(\d+)", 600)
+        g.wait_exit(120)
+    offset, size = int(m.group(2), 16) - int(m.group(1), 16), int(m.group(3))
+    if not 0 < offset < backing or size > backing - offset:
+        raise RuntimeError(f"fsdax setup: data offset {offset} size {size} for a {backing} B NVDIMM")
+    with open(blank, "r+b") as f:
+        f.truncate(offset)
+    shutil.move(blank, tmpl)
+    with open(meta, "w") as f:
+        json.dump({"kernel": kver, "backing": backing, "offset": offset, "size": size}, f)
+    log(f"fsdax namespace template {key}: data at {offset} B, {size} B "
+        f"({time.monotonic() - t0:.0f} s)")
+    return tmpl, offset, size
 
 
 def stat_is(st, kind):
@@ -270,7 +343,7 @@ def stat_is(st, kind):
 
 def build_image(args):
     t0 = time.monotonic()
-    base, versions = build_base(args.cache, args.suite, args.initramfs)
+    base, versions = build_base(args.cache, args.suite)
     out = os.path.abspath(args.out)
     root = os.path.join(out, "root")
     if os.path.exists(root):
@@ -292,13 +365,21 @@ def build_image(args):
     for d in glob.glob(os.path.join(args.deb_dir, "daxprobe*.deb")):
         if "dbgsym" not in d:
             shutil.copy(d, debdir)
-    make_upgrade(guest_deb[0], os.path.join(debdir, "upgrade"))
+            make_upgrade(d, os.path.join(debdir, "upgrade"))
+    collector_deb = glob.glob(os.path.join(debdir, "daxprobe-collector_*.deb"))
     with Chroot(root) as ch:
+        if args.initramfs == "dracut":
+            # A layer on the same base: Debian's dracut replaces initramfs-tools
+            # (they conflict), from the suite's archive.
+            t = time.monotonic()
+            ch("apt-get", "update", "-q")
+            ch("apt-get", "install", "-y", "-q", "--no-install-recommends", "dracut")
+            log(f"dracut instead of initramfs-tools: {time.monotonic() - t:.0f} s")
         t = time.monotonic()
         # The kernel's own install made one (no daxprobe yet): that is the
-        # reference; otherwise make it.
+        # reference; otherwise make it (dracut's own may be host-only).
         initrd = os.path.join(root, f"boot/initrd.img-{kver}")
-        if not os.path.exists(initrd):
+        if not os.path.exists(initrd) or args.initramfs == "dracut":
             make_initramfs(ch, root, args.initramfs, kver)
         elif args.initramfs == "initramfs-tools":
             with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
@@ -313,6 +394,12 @@ def build_image(args):
         if args.initramfs == "dracut":
             make_initramfs(ch, root, args.initramfs, kver)
         log(f"apt-get install daxprobe + initramfs: {time.monotonic() - t:.0f} s")
+        t = time.monotonic()
+        collector = "no daxprobe-collector .deb"
+        if collector_deb:
+            collector = collector_dependencies(ch, "/root/debs/" + os.path.basename(collector_deb[0]))
+        log(f"daxprobe-collector's libraries: {collector or 'installed'} "
+            f"({time.monotonic() - t:.0f} s)")
         with open(os.path.join(out, "lsinitramfs.txt"), "w") as f:
             f.write(ch("lsinitramfs", f"/boot/initrd.img-{kver}") if args.initramfs !=
                     "dracut" else ch("lsinitrd", f"/boot/initrd.img-{kver}"))
@@ -326,17 +413,33 @@ def build_image(args):
         os.unlink(disk)
     run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-L", "daxprobe-root", "-d", root, disk,
          f"{disk_size >> 20}M"])
-    pmem = os.path.join(out, "pmem-root.img")
-    if args.pmem_root:
+    pmem, fsdax = os.path.join(out, "pmem-root.img"), os.path.join(out, "pmem-fsdax-root.img")
+    if args.pmem_root and not args.fsdax_root:
         # XFS needs 300 MB at least; 2 MiB multiples for the NVDIMM.
-        pmem_size = max(disk_size + (256 << 20), 512 << 20) // (2 << 20) * (2 << 20)
+        make_xfs(root, pmem, max(disk_size + (256 << 20), 512 << 20) // (2 << 20) * (2 << 20))
+    elif args.pmem_root:
+        # The same XFS root twice: at byte 0 of a raw namespace's backing file
+        # (pmem-root.img), and at the data offset of an fsdax namespace
+        # (pmem-fsdax-root.img). XFS needs 300 MB at least. The fsdax backing
+        # file leaves room for the namespace's page map (64 B per 4 KiB page)
+        # and is rounded to 256 MiB so that the template's key rarely changes.
+        want = max(disk_size + (256 << 20), 512 << 20)
+        backing = (want + want // 32 + (64 << 20) + (256 << 20) - 1) // (256 << 20) * (256 << 20)
+        tmpl, offset, pmem_size = fsdax_template(args.cache, out, kver, backing)
         make_xfs(root, pmem, pmem_size)
+        run(["cp", "--sparse=always", tmpl, fsdax])
+        run(["dd", f"if={pmem}", f"of={fsdax}", "bs=4M", f"seek={offset}", "oflag=seek_bytes",
+             "conv=notrunc,sparse", "status=none"])
+        with open(fsdax, "r+b") as f:
+            f.truncate(backing)
     info = {"suite": args.suite, "initramfs": args.initramfs, "kernel": kver,
             "base": os.path.basename(base), "candidates": versions,
             "packages": dict(line.split(" ", 1) for line in installed.splitlines() if line),
             "root_bytes": size, "disk_bytes": disk_size,
             "pmem_root": os.path.basename(pmem) if args.pmem_root else None,
             "pmem_root_bytes": os.path.getsize(pmem) if args.pmem_root else 0,
+            "pmem_fsdax_root": os.path.basename(fsdax) if args.fsdax_root else None,
+            "collector_unavailable": collector,
             "build_seconds": round(time.monotonic() - t0, 1)}
     with open(os.path.join(out, "image.json"), "w") as f:
         json.dump(info, f, indent=2)
@@ -354,6 +457,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--cache", default=default_cache())
     ap.add_argument("--pmem-root", action="store_true", help="also make pmem-root.img (XFS)")
+    ap.add_argument("--fsdax-root", action="store_true",
+                    help="with --pmem-root: also pmem-fsdax-root.img (one boot of the image "
+                         "makes the namespace; cached)")
     ap.add_argument("--stamp", help="written last (the meson target's output)")
     args = ap.parse_args()
     os.makedirs(args.cache, exist_ok=True)

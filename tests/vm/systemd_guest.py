@@ -36,19 +36,24 @@ def image_inputs(image_dir):
 
 
 class SystemdGuest:
-    """root: "disk" (ext4 on virtio-blk, read-only image + a throwaway overlay)
-    or "pmem" (the image's pmem-root.img as the NVDIMM's backing file: a raw
-    namespace, so /dev/pmem0 is the XFS root). agent_port: the agent's port
-    exists at boot; its chardev exists either way, so QMP can add it later."""
+    """root: "disk" (ext4 on virtio-blk, read-only image + a throwaway overlay),
+    "pmem" (the image's pmem-root.img as the NVDIMM's backing file: a raw
+    namespace, so /dev/pmem0 is the XFS root) or "pmem-fsdax" (its
+    pmem-fsdax-root.img: an fsdax namespace holding that XFS root). agent_port:
+    the agent's port exists at boot; its chardev exists either way, so QMP can
+    add it later. nvdimm_file: a backing file of the caller's, written by the
+    guest (the disk root only)."""
 
     def __init__(self, image_dir, name, *, root="disk", cmdline="", agent_port=True,
-                 nvdimm=True, memory="768M", initrd="initrd.img", keep=False):
+                 nvdimm=True, nvdimm_file=None, memory="768M", initrd="initrd.img",
+                 keep=False):
         self.image_dir = os.path.abspath(image_dir)
         self.name = name
         self.root = root
         self.cmdline = cmdline
         self.agent_port = agent_port
         self.nvdimm = nvdimm
+        self.nvdimm_file = nvdimm_file
         self.memory = memory
         self.initrd = initrd
         self.keep = keep
@@ -83,11 +88,14 @@ class SystemdGuest:
                               "if=none,id=disk0,snapshot=on",
                     "-device", "virtio-blk-pci,drive=disk0"]
         if self.nvdimm:
-            if self.root == "pmem":
+            if self.root in ("pmem", "pmem-fsdax"):
                 # share=off: the guest's writes stay in QEMU's memory, the image
                 # is shared by every boot and never changes.
-                path, size, share = os.path.join(self.image_dir, "pmem-root.img"), None, "off"
+                image = "pmem-root.img" if self.root == "pmem" else "pmem-fsdax-root.img"
+                path, size, share = os.path.join(self.image_dir, image), None, "off"
                 append += " root=/dev/pmem0 rootfstype=xfs rootflags=dax=always"
+            elif self.nvdimm_file:
+                path, size, share = self.nvdimm_file, None, "on"
             else:
                 path, size, share = os.path.join(self.dir, "nvdimm.img"), 512 << 20, "on"
                 with open(path, "wb") as f:
@@ -226,6 +234,19 @@ class SystemdGuest:
         if out.strip() != state:
             raise GuestError(f"{unit} is {out.strip()!r}, not {state!r} after {timeout} s")
         return time.monotonic() - t0
+
+    def wait_logged(self, unit, text, timeout=120):
+        """Until the journal of UNIT's current invocation holds `text` (a
+        fixed string): a bounded wait in the guest."""
+        rc, out = self.sh(f"end=$(($(date +%s) + {timeout})); "
+                          f"while ! journalctl -o cat --no-pager _SYSTEMD_INVOCATION_ID="
+                          f"$(systemctl show -P InvocationID {unit}) | grep -qF '{text}' && "
+                          f"[ $(date +%s) -lt $end ]; do sleep 0.2; done; "
+                          f"journalctl -o cat --no-pager _SYSTEMD_INVOCATION_ID="
+                          f"$(systemctl show -P InvocationID {unit}) | grep -F '{text}'",
+                          timeout=timeout + 60)
+        if rc != 0:
+            raise GuestError(f"{unit}: {text!r} not in its journal after {timeout} s")
 
     # -- QMP -------------------------------------------------------------------
     def qmp(self, execute, **arguments):
