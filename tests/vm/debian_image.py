@@ -213,8 +213,11 @@ def configure(root):
 
 def make_initramfs(ch, root, initramfs, kver):
     if initramfs == "dracut":
-        # Not host-only: the chroot's host is not the guest.
-        ch("dracut", "--force", "--no-hostonly", "--kver", kver, f"/boot/initrd.img-{kver}")
+        # Not host-only (the chroot's host is not the guest's), but only the
+        # drivers a pmem root needs, as host-only would pick on the guest: a
+        # generic image (every driver) takes minutes longer to make.
+        ch("dracut", "--force", "--no-hostonly", "--drivers", "xfs nfit nd_pmem", "--kver", kver,
+           f"/boot/initrd.img-{kver}")
     else:
         with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
             f.write("update_initramfs=yes\n")
@@ -297,7 +300,7 @@ def collector_dependencies(ch, deb):
         ch("apt-get", "install", "-y", "-q", "--no-install-recommends", deb)
         ch("dpkg", "--purge", "daxprobe-collector")
     except RuntimeError as e:
-        return str(e).splitlines()[-1][:300]
+        return next((l for l in str(e).splitlines() if l.startswith("E:")), str(e))[:300]
     return None
 
 

@@ -4,7 +4,9 @@
 
 check() {
     require_binaries daxprobe /usr/libexec/daxprobe/daxprobe-init-hook.sh || return 1
-    return 255 # only when asked for (add_dracutmodules+=" daxprobe ")
+    # Installed means wanted, as with initramfs-tools' hook (255 would leave it
+    # out unless dracut.conf asked for it: no boot check, silently).
+    return 0
 }
 
 depends() {
