@@ -50,11 +50,12 @@ def log(msg):
     print(msg, flush=True)
 
 
-def prepare(info, default_initrd, deb, out, variants, timeout):
+def prepare(info, default_initrd, deb, out, variants, timeout, pmem_map="dev"):
     """The root image and, per pmem kind, a backing file holding an fsdax
     namespace with a copy of it (one setup guest each); cached under
-    out/cache/KEY until an input changes."""
-    key = image.input_key(info, deb)
+    out/cache/KEY until an input changes. pmem_map: where the namespace keeps
+    its struct pages (ndctl --map: dev, or mem for a read-only backing file)."""
+    key = image.input_key(info, deb) + ("" if pmem_map == "dev" else f"-map-{pmem_map}")
     cache = os.path.join(out, "cache", key)
     meta_path = os.path.join(cache, "images.json")
     meta = image.load_json(meta_path) or {}
@@ -72,18 +73,18 @@ def prepare(info, default_initrd, deb, out, variants, timeout):
         if kind in meta:
             continue
         path = os.path.join(cache, f"{kind}.img")
-        setup_pmem(info, default_initrd, kind, meta["root"]["path"], path, timeout)
+        setup_pmem(info, default_initrd, kind, meta["root"]["path"], path, pmem_map, timeout)
         meta[kind] = {"path": path}
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=1)
     return meta
 
 
-def setup_pmem(info, initrd, kind, root_img, dest, timeout):
+def setup_pmem(info, initrd, kind, root_img, dest, pmem_map, timeout):
     t0 = time.monotonic()
     g = Guest(info["vmlinux"], initrd, "appliance-setup", nvdimm=(kind == "nvdimm"),
               virtio_pmem=(kind == "virtio-pmem"), nvdimm_size=PMEM_SIZE, disk=root_img,
-              extra_cmdline=f"daxprobe.variant={kind}")
+              extra_cmdline=f"daxprobe.variant={kind} daxprobe.map={pmem_map}")
     with g:
         g.wait(timeout)
         files = g.results()

@@ -45,10 +45,35 @@ def _kv_kb(lines):
     return out
 
 
+def parse_smaps_rollup(text):
+    """The text of /proc/PID/smaps_rollup -> {Rss, Pss, Anonymous, ...} in kB
+    (the first line is the address range, not a field)."""
+    lines = text.splitlines()
+    if not lines or "[rollup]" not in lines[0]:
+        raise ValueError(f"not an smaps_rollup: {lines[0] if lines else 'empty'!r}")
+    return _kv_kb(lines[1:])
+
+
 def smaps_rollup(pid):
     """{Rss, Pss, Anonymous, ...} in kB."""
     with open(f"/proc/{pid}/smaps_rollup") as f:
-        return _kv_kb(f.readlines()[1:])
+        return parse_smaps_rollup(f.read())
+
+
+def read_ahead_kb(path):
+    """The read_ahead_kb of the block device holding `path` (a partition's
+    is its disk's), or None when the file is not on a block device (tmpfs,
+    overlay): the host's readahead sets how much of the image a read pulls
+    into the host page cache."""
+    st = os.stat(path)
+    dev = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    for queue in (os.path.join(dev, "queue"), os.path.join(dev, "..", "queue")):
+        try:
+            with open(os.path.join(queue, "read_ahead_kb")) as f:
+                return int(f.read())
+        except FileNotFoundError:
+            continue
+    return None
 
 
 def smaps_of_files(pid, paths):

@@ -66,7 +66,7 @@ class Guest:
     def __init__(self, vmlinux, initrd, scenario, *, nvdimm=True, label_size=None,
                  nvdimm_size="512M", memory="512M", capture=False, human=False,
                  extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None,
-                 extra_ports=()):
+                 extra_ports=(), shared_image=None):
         self.vmlinux = vmlinux
         self.initrd = initrd
         self.scenario = scenario
@@ -82,6 +82,10 @@ class Guest:
         # instead of an NVDIMM (no NFIT); disk: a raw image on virtio-blk.
         self.virtio_pmem = virtio_pmem
         self.disk = disk
+        # shared_image: one read-only file that several guests boot from at
+        # once (tests/vm/sharing.py): the disk, or the pmem backing file,
+        # opened readonly=on (an NVDIMM then unarmed=on) and never deleted.
+        self.shared_image = shared_image
         # More virtio-serial ports, each a unix socket server in the run dir:
         # {port name: socket path} (bench/agent_bench.py: org.qemu.guest_agent.0).
         self.extra_ports = {}
@@ -92,7 +96,8 @@ class Guest:
         self.results_path = os.path.join(self.dir, "results.bin")
         self.agent_sock = os.path.join(self.dir, "agent.sock")
         self.control_sock = os.path.join(self.dir, "control.sock")
-        self.nvdimm_path = os.path.join(self.dir, "nvdimm.img")
+        self.nvdimm_path = (shared_image if shared_image and (nvdimm or virtio_pmem) and not disk
+                            else os.path.join(self.dir, "nvdimm.img"))
         # Beside an NVDIMM, virtio-pmem gets a backing file of its own.
         self.vpmem_path = os.path.join(self.dir, "vpmem.img") if nvdimm else self.nvdimm_path
         for i, name in enumerate(extra_ports):
@@ -123,19 +128,22 @@ class Guest:
                       else self.memory),
                "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
                "-kernel", self.vmlinux, "-initrd", self.initrd, "-append", append]
+        ro = ",readonly=on" if self.shared_image else ""
         if self.nvdimm:
             dimm = "nvdimm,id=nvdimm1,memdev=mem1"
             if self.label_size:
                 dimm += f",label-size={self.label_size}"
-            cmd += ["-object", f"memory-backend-file,id=mem1,share=on,"
+            if self.shared_image:
+                dimm += ",unarmed=on"  # the guest's region is read-only too
+            cmd += ["-object", f"memory-backend-file,id=mem1,share=on{ro},"
                                f"mem-path={self.nvdimm_path},size={self.nvdimm_size}",
                     "-device", dimm]
         if self.virtio_pmem:
-            cmd += ["-object", f"memory-backend-file,id=vpm0,share=on,"
+            cmd += ["-object", f"memory-backend-file,id=vpm0,share=on{ro},"
                                f"mem-path={self.vpmem_path},size={self.nvdimm_size}",
                     "-device", "virtio-pmem-pci,memdev=vpm0,id=vpmem0"]
         if self.disk:
-            cmd += ["-drive", f"file={self.disk},format=raw,if=none,id=disk0",
+            cmd += ["-drive", f"file={self.disk},format=raw,if=none,id=disk0{ro}",
                     "-device", "virtio-blk-pci,drive=disk0"]
         cmd += ["-device", "virtio-serial",
                 "-chardev", f"socket,path={self.agent_sock},server=on,wait=off,id=ch0",
@@ -217,7 +225,7 @@ class Guest:
                 self.reader.join(timeout=10)
                 self.proc.stdout.close()
         # The backing file is up to 512M of real data after mkfs: never keep it.
-        for path in {self.nvdimm_path, self.vpmem_path}:
+        for path in {self.nvdimm_path, self.vpmem_path} - {self.shared_image}:
             if os.path.exists(path):
                 os.unlink(path)
         if not self.keep and exc[0] is None:

@@ -79,6 +79,9 @@ scenario_prepare() {
     step "root-device $dev"
     [ "$variant" = blk ] || cat /sys/block/${dev#/dev/}/queue/dax > $R/queue-dax
     mkdir -p $ROOT
+    # A root shared read-only by several guests (tests/vm/sharing.py): no
+    # journal replay, nothing written.
+    [ "$(arg daxprobe.ro)" = 1 ] && opts="ro,noload${opts:+,$opts}"
     if [ -n "$opts" ]; then
         run mount -t ext4 -o $opts $dev $ROOT
     else
