@@ -1,0 +1,172 @@
+"""The sharing comparison's outputs: the terminal table, an SVG plot of host
+memory against N (written by hand, Python stdlib only) and the invariants
+`sharing.py --check` asserts. Input: tests/vm/sharing.py's result document
+with its summary (sharing_stats.summarise)."""
+
+from xml.sax.saxutils import escape
+
+import appliance_report
+
+MIB = 1024.0
+DAX_VARIANTS = ("nvdimm-dax", "virtio-pmem")
+
+
+def _mib(kb):
+    return f"{kb / MIB:.0f}"
+
+
+def _n(v):
+    return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+
+
+def header(result):
+    env = result["environment"]
+    ra = ", ".join(f"{k} {v}" for k, v in env["read_ahead_kb"].items())
+    return (f"host kernel {env['host_kernel']}, {env['qemu']} ({env['accel']}), "
+            f"{env['host_cpus']} CPUs, load {env['loadavg_start'][0]:.1f} -> "
+            f"{env.get('loadavg_end', [float('nan')])[0]:.1f}; read_ahead_kb of the images' "
+            f"device: {ra}; guest kernel {env['guest_kernel']}, guest RAM {env['guest_memory']}, "
+            f"pmem {env['pmem_size']}")
+
+
+def table(result):
+    s = result["summary"]
+    names = list(s["series"])
+    ns = result["ns"]
+    rows = {name: {r["n"]: r for r in s["series"][name]} for name in names}
+
+    def grid(title, key):
+        out = [title, "| N | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        for n in ns:
+            cells = [_mib(rows[x][n][key]) if n in rows[x] else "-" for x in names]
+            out.append(f"| {n} | " + " | ".join(cells) + " |")
+        return out
+
+    out = [f"sharing comparison: N guests booted at once from one read-only image "
+           f"({len(result['points'])} points, {result['wall_seconds']} s)", header(result), ""]
+    out += grid("host total = sum of QEMU anonymous memory + host page cache of the shared "
+                "image, counted once [MiB]", "total_kb")
+    out += [""] + grid("sum of QEMU anonymous memory [MiB]", "anon_kb")
+    out += [""] + grid("host page cache of the shared image [MiB]", "cache_kb")
+    out += [""] + grid("sum of QEMU PSS (shared file pages split between the QEMUs "
+                       "mapping them) [MiB]", "pss_kb")
+    out += ["", "per-guest cost (fitted slope) and break-even N against virtio-blk "
+            "(measured: first N of the sweep from which DAX stays below; model: where "
+            "the fitted lines cross):"]
+    for name in names:
+        fit = _fit(s, name)
+        line = f"  {name:22} {fit['slope_kb'] / MIB:6.1f} MiB per guest" if fit else f"  {name}"
+        be = s["break_even"].get(name)
+        if be:
+            model = be["model_n"]
+            line += (f", vs {be['baseline']}: measured N = {_n(be['measured_n'])}, model N = "
+                     + ("never (per-guest cost not smaller)" if model is None
+                        else "<= 1" if model <= 1 else f"{model:.2f}"))
+        out.append(line)
+    out += ["", "guests (min-max over every guest of the series):"]
+    for name in names:
+        gs = [g for p in result["points"] if p["series"] == name for g in p["guests"]]
+        out.append(f"  {name:22} root verdict {sorted({str(g['guest']['root_verdict']) for g in gs})}"
+                   f", SWIOTLB {_span([g['guest']['swiotlb_mb'] for g in gs])} MiB, MemTotal "
+                   f"{_span([g['guest']['meminfo']['MemTotal'] // 1024 for g in gs])} MiB, "
+                   f"first report {_span([round(g['first_report_s']) for g in gs])} s")
+    return "\n".join(out)
+
+
+def _fit(summary, name):
+    be = summary["break_even"].get(name)
+    if be:
+        return be["dax_fit"]
+    for other in summary["break_even"].values():
+        if other["baseline"] == name:
+            return other["blk_fit"]
+    return None
+
+
+def _span(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def _colour(name):
+    return appliance_report.COLOURS.get(name.split("+")[0].split(" ")[0], "#888")
+
+
+def svg(result, width=760, height=460):
+    """Host total [MiB] against N, one line per series (+noforce dashed)."""
+    s = result["summary"]
+    ns = result["ns"]
+    left, right, top, bottom = 70, width - 200, 50, height - 60
+    vmax = appliance_report._nice(max(r["total_kb"] for rows in s["series"].values()
+                                      for r in rows) / MIB)
+    nmax = max(ns)
+    xs = lambda n: left + (right - left) * ((n - 1) / (nmax - 1) if nmax > 1 else 0.5)  # noqa: E731
+    ys = lambda v: bottom - (bottom - top) * v / vmax  # noqa: E731
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left}" y="22" font-size="15" font-weight="bold">Host memory for N guests '
+           f'sharing one read-only image [MiB]</text>',
+           f'<text x="{left}" y="38" font-size="11">{escape(header(result))[:150]}</text>']
+    for i in range(5):
+        v = vmax * i / 4
+        out.append(f'<line x1="{left}" y1="{ys(v):.1f}" x2="{right}" y2="{ys(v):.1f}" '
+                   f'stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{ys(v) + 4:.1f}" font-size="11" '
+                   f'text-anchor="end">{appliance_report._short(v)}</text>')
+    for n in ns:
+        out.append(f'<text x="{xs(n):.1f}" y="{bottom + 16}" font-size="11" '
+                   f'text-anchor="middle">{n}</text>')
+    out.append(f'<text x="{(left + right) / 2:.0f}" y="{bottom + 36}" font-size="12" '
+               f'text-anchor="middle">N guests booted at once (host total = QEMU anon + the '
+               f'image\'s host page cache once)</text>')
+    out.append(f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="black"/>')
+    for i, (name, rows) in enumerate(s["series"].items()):
+        colour = _colour(name)
+        dash = ' stroke-dasharray="6,4"' if "+" in name else ""
+        pts = " ".join(f"{xs(r['n']):.1f},{ys(r['total_kb'] / MIB):.1f}" for r in rows)
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" '
+                   f'stroke-width="2"{dash}/>')
+        for r in rows:
+            out.append(f'<circle cx="{xs(r["n"]):.1f}" cy="{ys(r["total_kb"] / MIB):.1f}" r="3" '
+                       f'fill="{colour}"/>')
+        be = s["break_even"].get(name)
+        label = name
+        if be:
+            label += f" (break-even N {_n(be['measured_n'])})"
+        y = top + 10 + 20 * i
+        out.append(f'<line x1="{right + 10}" y1="{y}" x2="{right + 34}" y2="{y}" '
+                   f'stroke="{colour}" stroke-width="2"{dash}/>')
+        out.append(f'<text x="{right + 38}" y="{y + 4}" font-size="11">{escape(label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def invariants(result):
+    """What must hold whatever the timing; returns the failures."""
+    fails = []
+    for p in result["points"]:
+        tag = f"{p['series']} N={p['n']}"
+        if not p["image_unchanged"]:
+            fails.append(f"{tag}: the shared image was modified")
+        if not p["shared_page_cache"]["bytes"]:
+            fails.append(f"{tag}: none of the shared image in the host page cache")
+        for i, g in enumerate(p["guests"]):
+            gr, cmd = g["guest"], (g["guest"]["workload"].get("command") or {})
+            if gr.get("error"):
+                fails.append(f"{tag} #{i}: guest error {gr['error']!r}")
+            if cmd.get("exit_status") != 0:
+                fails.append(f"{tag} #{i}: workload exit status {cmd.get('exit_status')}")
+            want = "dax_active" if p["variant"] in DAX_VARIANTS else None
+            if (gr.get("root_verdict") == "dax_active") != (want == "dax_active"):
+                fails.append(f"{tag} #{i}: root verdict {gr.get('root_verdict')}"
+                             f"{', want dax_active' if want else ' without -o dax'}")
+            if "swiotlb=noforce" in p["append"] and gr.get("swiotlb_mb"):
+                fails.append(f"{tag} #{i}: SWIOTLB {gr['swiotlb_mb']} MiB under swiotlb=noforce")
+    if result.get("environment", {}).get("images_unchanged", {}) and not all(
+            result["environment"]["images_unchanged"].values()):
+        fails.append(f"an image's content changed: {result['environment']['images_unchanged']}")
+    return fails
