@@ -50,12 +50,14 @@ def log(msg):
     print(msg, flush=True)
 
 
-def prepare(info, default_initrd, deb, out, variants, timeout, pmem_map="dev"):
+def prepare(info, default_initrd, deb, out, variants, timeout, pmem_map=None):
     """The root image and, per pmem kind, a backing file holding an fsdax
     namespace with a copy of it (one setup guest each); cached under
-    out/cache/KEY until an input changes. pmem_map: where the namespace keeps
-    its struct pages (ndctl --map: dev, or mem for a read-only backing file)."""
-    key = image.input_key(info, deb) + ("" if pmem_map == "dev" else f"-map-{pmem_map}")
+    out/cache/KEY until an input changes. pmem_map: {kind: where the namespace
+    keeps its struct pages} (ndctl --map; dev when not given)."""
+    pmem_map = pmem_map or {}
+    key = image.input_key(info, deb) + "".join(f"-{k}-map-{m}" for k, m in sorted(pmem_map.items())
+                                               if m != "dev")
     cache = os.path.join(out, "cache", key)
     meta_path = os.path.join(cache, "images.json")
     meta = image.load_json(meta_path) or {}
@@ -73,8 +75,9 @@ def prepare(info, default_initrd, deb, out, variants, timeout, pmem_map="dev"):
         if kind in meta:
             continue
         path = os.path.join(cache, f"{kind}.img")
-        setup_pmem(info, default_initrd, kind, meta["root"]["path"], path, pmem_map, timeout)
-        meta[kind] = {"path": path}
+        setup_pmem(info, default_initrd, kind, meta["root"]["path"], path,
+                   pmem_map.get(kind, "dev"), timeout)
+        meta[kind] = {"path": path, "pfn": image.pfn_info(path)}
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=1)
     return meta
@@ -92,6 +95,12 @@ def setup_pmem(info, initrd, kind, root_img, dest, pmem_map, timeout):
             raise GuestError(f"{kind} setup failed: {files.get('error.txt', b'').decode()}"
                              f"\n{files.get('commands.log', b'').decode()[-3000:]}")
         subprocess.run(["cp", "--sparse=always", g.nvdimm_path, dest + ".tmp"], check=True)
+    pfn = image.pfn_info(dest + ".tmp")
+    if not pfn or pfn["map"] != pmem_map:
+        os.unlink(dest + ".tmp")
+        raise RuntimeError(f"{kind} setup made {pfn} instead of an fsdax namespace with "
+                           f"map={pmem_map} (a setup initramfs older than appliance-setup.sh? "
+                           f"meson compile -C BUILDDIR guest-initramfs)")
     os.replace(dest + ".tmp", dest)
     log(f"prepared {kind} backing file (fsdax namespace + root image) in "
         f"{time.monotonic() - t0:.1f} s: {files['setup.ok'].decode().strip()}")

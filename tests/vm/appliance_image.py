@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 
 import mkinitramfs
@@ -141,6 +142,22 @@ def build_initramfs(info, deb, out_dir):
     for r in result.values():
         r["device_modules"] = sorted(set(r["modules"]) - common)
     return result
+
+
+PFN_MODES = {1: "mem", 2: "dev"}  # enum nd_pfn_mode: PFN_MODE_RAM, PFN_MODE_PMEM
+
+
+def pfn_info(path):
+    """The fsdax namespace's info block in a pmem backing file (struct
+    nd_pfn_sb, 4 KiB in): {map: mem|dev (where the struct pages live),
+    dataoff, npfns}; None when the file holds none."""
+    with open(path, "rb") as f:
+        f.seek(4096)
+        sb = f.read(80)
+    if len(sb) < 80 or sb[:16] != b"NVDIMM_PFN_INFO\0":
+        return None
+    dataoff, npfns, mode = struct.unpack_from("<QQI", sb, 56)
+    return {"map": PFN_MODES.get(mode, f"mode {mode}"), "dataoff": dataoff, "npfns": npfns}
 
 
 def input_key(info, deb):

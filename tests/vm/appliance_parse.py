@@ -59,6 +59,33 @@ def swiotlb_mb(dmesg):
     return int(m.group(1)) if m else 0
 
 
+VIRTIO_F_ACCESS_PLATFORM = 33
+
+
+def dma_facts(files):
+    """What appliance.sh's dma_facts wrote -> {pci: [{slot, id, class,
+    dma_mask_bits, driver}], virtio: [{name, device, access_platform}],
+    swiotlb_used_slabs}; None for what the guest did not write."""
+    pci = []
+    for line in files.get("pci-dma.txt", "").splitlines():
+        slot, ident, *kv = line.split()
+        f = dict(x.split("=", 1) for x in kv if "=" in x)
+        pci.append({"slot": slot, "id": ident, "class": f.get("class"),
+                    "dma_mask_bits": int(f["dma_mask_bits"]) if f.get("dma_mask_bits") else None,
+                    "driver": f.get("driver") or None})
+    virtio = []
+    for line in files.get("virtio-features.txt", "").splitlines():
+        name, *kv = line.split()
+        f = dict(x.split("=", 1) for x in kv if "=" in x)
+        bits = f.get("features", "")
+        virtio.append({"name": name, "device": f.get("device"),
+                       "access_platform": (bits[VIRTIO_F_ACCESS_PLATFORM] == "1"
+                                           if len(bits) > VIRTIO_F_ACCESS_PLATFORM else None)})
+    used = files.get("swiotlb-used", "").strip()
+    return {"pci": pci or None, "virtio": virtio or None,
+            "swiotlb_used_slabs": int(used) if used.isdigit() else None}
+
+
 VM_FAULT_FALLBACK = 0x800
 HIST_ENTRY = re.compile(r"\{ result:\s*(-?\w+) \} hitcount:\s*(\d+)")
 

@@ -11,7 +11,8 @@ together) from ONE image that no guest can write:
   nvdimm-dax   one pmem file holding an fsdax namespace (struct pages in guest
                RAM: ndctl --map=mem), `memory-backend-file,readonly=on` under
                `-device nvdimm,unarmed=on`, ext4 `-o ro,noload,dax`
-  virtio-pmem  the same file kind under `virtio-pmem-pci`, `-o ro,noload,dax`
+  virtio-pmem  one pmem file (struct pages on the device: --map=dev; see
+               PMEM_MAP) under `virtio-pmem-pci`, readonly=on, `-o ro,noload,dax`
 A series is a variant plus an extra kernel command line: VARIANT+noforce adds
 `swiotlb=noforce`. A point is (series, N): the image is dropped from the host
 page cache, N guests boot, each runs the workload and its agent's first
@@ -40,6 +41,7 @@ sys.path.insert(0, HERE)
 import appliance  # noqa: E402
 import appliance_host as host  # noqa: E402
 import appliance_image as image  # noqa: E402
+import appliance_parse as parse  # noqa: E402
 import mkinitramfs  # noqa: E402
 import run_scenario  # noqa: E402
 import sharing_report as report  # noqa: E402
@@ -51,6 +53,11 @@ VARIANTS = ["blk", "nvdimm-dax", "virtio-pmem"]
 DEFAULT_SERIES = ["blk", "nvdimm-dax", "virtio-pmem", "nvdimm-dax+noforce",
                   "virtio-pmem+noforce"]
 DEFAULT_MEMORY = "256M"
+# Where each fsdax namespace keeps its struct pages (ndctl --map). mem: in
+# guest RAM, so the guest writes nothing to the read-only device. virtio-pmem
+# stays dev: `ndctl create-namespace -m fsdax --map=mem` on it (ndctl 76.1,
+# 6.1) says fsdax but leaves no info block in the file (ext4 at offset 0).
+PMEM_MAP = {"nvdimm": "mem", "virtio-pmem": "dev"}
 
 
 def log(msg):
@@ -74,6 +81,14 @@ def sha256(path):
     return h.hexdigest()
 
 
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
 def environment(info, memory, image_paths):
     """What the figures depend on besides the code: result.json and the
     table's header."""
@@ -81,12 +96,18 @@ def environment(info, memory, image_paths):
                           check=True).stdout.splitlines()[0]
     with open("/proc/meminfo") as f:
         mem_total = host._kv_kb(f.readlines()).get("MemTotal")
+    mm = "/sys/kernel/mm"
     return {"host_kernel": platform.release(), "qemu": qemu, "accel": "tcg",
             "host_cpus": os.cpu_count(), "host_memtotal_kb": mem_total,
+            # QEMU asks for huge pages for guest RAM (2 MiB steps of anon
+            # memory when THP allows it); KSM would merge the blk guests' copies.
+            "thp_enabled": _read(f"{mm}/transparent_hugepage/enabled"),
+            "ksm_run": _read(f"{mm}/ksm/run"),
             "loadavg_start": list(os.getloadavg()),
             "read_ahead_kb": {name: host.read_ahead_kb(p) for name, p in image_paths.items()},
             "guest_kernel": info["version"], "guest_memory": memory,
-            "pmem_size": appliance.PMEM_SIZE, "niceness": os.nice(0)}
+            "pmem_size": appliance.PMEM_SIZE, "niceness": os.nice(0),
+            "pfn": {k: image.pfn_info(p) for k, p in image_paths.items() if k != "root"}}
 
 
 def boot_point(info, initrds, image_path, series, variant, append, n, out, timeout, memory):
@@ -136,7 +157,9 @@ def boot_point(info, initrds, image_path, series, variant, append, n, out, timeo
                 records.append({
                     "first_report_s": t_report, "qemu_rollup": rollup, "backing": backing,
                     "qemu_peak_rss_kb": g.rusage.ru_maxrss if g.rusage else None,
-                    "guest": appliance.guest_record(files, initrds[kind], data)})
+                    "guest": appliance.guest_record(files, initrds[kind], data),
+                    "block_ro": files.get("block-ro", "").strip() or None,
+                    "dma": parse.dma_facts(files)})
         except GuestError as e:  # keep the consoles before the run folders go
             for i, g in enumerate(guests):
                 if not os.path.exists(os.path.join(run_dir, str(i))):
@@ -164,6 +187,7 @@ def main():
     ap.add_argument("--deb", help="the guest package (default: the one in BUILDDIR/deb)")
     ap.add_argument("--check", action="store_true",
                     help="assert what must hold (every guest's root read-only, DAX where asked)")
+    ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
     ap.add_argument("--from", dest="from_json", metavar="RESULT_JSON",
                     help="no boots: recompute the summary of a stored result, print and plot it")
     args = ap.parse_args()
@@ -182,6 +206,8 @@ def main():
     builddir = os.path.abspath(args.builddir)
     out = os.path.abspath(args.out or os.path.join(builddir, "sharing"))
     try:
+        if args.skip_reason:
+            raise Skip(args.skip_reason)
         info, default_initrd = run_scenario.guest_inputs(os.path.join(builddir, "tests", "vm"))
         if not shutil.which("mkfs.ext4"):
             raise Skip("mkfs.ext4 not found (e2fsprogs)")
@@ -197,10 +223,12 @@ def main():
     variants = sorted({v for v, _ in series.values()})
     try:
         meta = appliance.prepare(info, default_initrd, deb, out, variants, args.timeout,
-                                 pmem_map="mem")
+                                 pmem_map=PMEM_MAP)
         initrds = image.build_initramfs(info, deb, out)
         paths = {kind: m["path"] for kind, m in meta.items()}
         env = environment(info, args.memory, paths)
+        if any(p["map"] != PMEM_MAP[k] for k, p in env["pfn"].items()):
+            raise RuntimeError(f"pmem images not as asked ({PMEM_MAP}): {env['pfn']}")
         digests = {kind: sha256(p) for kind, p in paths.items()}
         points = []
         for n in ns:  # rounds: drift in the host's load hits every series

@@ -23,7 +23,8 @@ def header(result):
     env = result["environment"]
     ra = ", ".join(f"{k} {v}" for k, v in env["read_ahead_kb"].items())
     return (f"host kernel {env['host_kernel']}, {env['qemu']} ({env['accel']}), "
-            f"{env['host_cpus']} CPUs, load {env['loadavg_start'][0]:.1f} -> "
+            f"{env['host_cpus']} CPUs, THP {env.get('thp_enabled')}, KSM run={env.get('ksm_run')}, "
+            f"load {env['loadavg_start'][0]:.1f} -> "
             f"{env.get('loadavg_end', [float('nan')])[0]:.1f}; read_ahead_kb of the images' "
             f"device: {ra}; guest kernel {env['guest_kernel']}, guest RAM {env['guest_memory']}, "
             f"pmem {env['pmem_size']}")
@@ -70,7 +71,21 @@ def table(result):
                    f", SWIOTLB {_span([g['guest']['swiotlb_mb'] for g in gs])} MiB, MemTotal "
                    f"{_span([g['guest']['meminfo']['MemTotal'] // 1024 for g in gs])} MiB, "
                    f"first report {_span([round(g['first_report_s']) for g in gs])} s")
+        out.append(f"  {'':22} {dma_line(gs)}")
     return "\n".join(out)
+
+
+def dma_line(guests):
+    """Who could need a bounce buffer, over a series' guests."""
+    dmas = [g.get("dma") or {} for g in guests]
+    narrow = sorted({f"{d['id']} ({d['dma_mask_bits']}-bit, {d['driver']})"
+                     for x in dmas for d in x.get("pci") or []
+                     if d["driver"] and (d["dma_mask_bits"] or 64) < 64})
+    ap = sorted({v["name"] for x in dmas for v in x.get("virtio") or [] if v["access_platform"]})
+    used = [x.get("swiotlb_used_slabs") for x in dmas]
+    return (f"DMA: PCI devices with a driver and a mask < 64 bits: {', '.join(narrow) or 'none'}; "
+            f"virtio with ACCESS_PLATFORM: {', '.join(ap) or 'none'}; SWIOTLB slabs in use "
+            f"after the workload: {_span(used)}")
 
 
 def _fit(summary, name):
@@ -164,6 +179,10 @@ def invariants(result):
             if (gr.get("root_verdict") == "dax_active") != (want == "dax_active"):
                 fails.append(f"{tag} #{i}: root verdict {gr.get('root_verdict')}"
                              f"{', want dax_active' if want else ' without -o dax'}")
+            # readonly=on: virtio-blk offers VIRTIO_BLK_F_RO and an unarmed
+            # NVDIMM makes the region read-only; virtio-pmem has no such flag.
+            if p["variant"] != "virtio-pmem" and g.get("block_ro") != "1":
+                fails.append(f"{tag} #{i}: root device ro={g.get('block_ro')}, want 1")
             if "swiotlb=noforce" in p["append"] and gr.get("swiotlb_mb"):
                 fails.append(f"{tag} #{i}: SWIOTLB {gr['swiotlb_mb']} MiB under swiotlb=noforce")
     if result.get("environment", {}).get("images_unchanged", {}) and not all(

@@ -62,6 +62,23 @@ run_workload() {
     fi
 }
 
+# Who could need the SWIOTLB bounce buffer (is swiotlb=noforce safe?): each
+# PCI device's DMA mask and driver, each virtio device's feature bits (bit 33,
+# ACCESS_PLATFORM, is the only way a virtio driver goes through the DMA API),
+# and the bounce buffer's slabs in use after the workload.
+dma_facts() {
+    for d in /sys/bus/pci/devices/*; do
+        drv=$(readlink $d/driver)
+        echo "${d##*/} $(cat $d/vendor):$(cat $d/device) class=$(cat $d/class)" \
+             "dma_mask_bits=$(cat $d/dma_mask_bits) driver=${drv##*/}"
+    done > $R/pci-dma.txt
+    for d in /sys/bus/virtio/devices/*; do
+        echo "${d##*/} device=$(cat $d/device) features=$(cat $d/features)"
+    done > $R/virtio-features.txt
+    mount -t debugfs debugfs /sys/kernel/debug 2> /dev/null
+    cat /sys/kernel/debug/swiotlb/io_tlb_used > $R/swiotlb-used 2> /dev/null
+}
+
 scenario_prepare() {
     variant=$(arg daxprobe.variant)
     echo "$variant" > $R/variant
@@ -78,6 +95,7 @@ scenario_prepare() {
     dev=$(root_device $variant) || { echo "no root device for $variant" > $R/error.txt; return 1; }
     step "root-device $dev"
     [ "$variant" = blk ] || cat /sys/block/${dev#/dev/}/queue/dax > $R/queue-dax
+    cat /sys/block/${dev#/dev/}/ro > $R/block-ro
     mkdir -p $ROOT
     # A root shared read-only by several guests (tests/vm/sharing.py): no
     # journal replay, nothing written.
@@ -94,6 +112,7 @@ scenario_prepare() {
     run_workload
     step "workload-done"
     cat /proc/meminfo > $R/meminfo-after-workload.txt
+    dma_facts
     cp $ROOT/tmp/workload.log $R/workload.log 2>/dev/null
 }
 
