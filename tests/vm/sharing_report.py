@@ -110,11 +110,22 @@ def _colour(name):
     return appliance_report.COLOURS.get(name.split("+")[0].split(" ")[0], "#888")
 
 
-def svg(result, width=760, height=460):
+def short_header(result):
+    """The environment in one line that fits the plot."""
+    env = result["environment"]
+    qemu = env["qemu"].replace("QEMU emulator version ", "QEMU ").split(" (")[0]
+    ra = sorted({str(v) for v in env["read_ahead_kb"].values()})
+    thp = (env.get("thp_enabled") or "?").split("[")[-1].split("]")[0]
+    return (f"host {env['host_kernel']}, {qemu} ({env['accel']}), guest {env['guest_kernel']} "
+            f"{env['guest_memory']}, read_ahead_kb {'/'.join(ra)}, THP {thp}, "
+            f"KSM run={env.get('ksm_run')}")
+
+
+def svg(result, width=860, height=460):
     """Host total [MiB] against N, one line per series (+noforce dashed)."""
     s = result["summary"]
     ns = result["ns"]
-    left, right, top, bottom = 70, width - 200, 50, height - 60
+    left, right, top, bottom = 70, width - 260, 50, height - 60
     vmax = appliance_report._nice(max(r["total_kb"] for rows in s["series"].values()
                                       for r in rows) / MIB)
     nmax = max(ns)
@@ -125,7 +136,7 @@ def svg(result, width=760, height=460):
            f'<rect width="{width}" height="{height}" fill="white"/>',
            f'<text x="{left}" y="22" font-size="15" font-weight="bold">Host memory for N guests '
            f'sharing one read-only image [MiB]</text>',
-           f'<text x="{left}" y="38" font-size="11">{escape(header(result))[:150]}</text>']
+           f'<text x="{left}" y="38" font-size="11">{escape(short_header(result))}</text>']
     for i in range(5):
         v = vmax * i / 4
         out.append(f'<line x1="{left}" y1="{ys(v):.1f}" x2="{right}" y2="{ys(v):.1f}" '
@@ -151,7 +162,8 @@ def svg(result, width=760, height=460):
         be = s["break_even"].get(name)
         label = name
         if be:
-            label += f" (break-even N {_n(be['measured_n'])})"
+            label += (f" (break-even N {be['measured_n']})" if be["measured_n"]
+                      else " (never below blk)")
         y = top + 10 + 20 * i
         out.append(f'<line x1="{right + 10}" y1="{y}" x2="{right + 34}" y2="{y}" '
                    f'stroke="{colour}" stroke-width="2"{dash}/>')
