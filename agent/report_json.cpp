@@ -1,7 +1,7 @@
 #include "agent/report_json.h"
 
+#include "base/text_escape.h"
 #include "probes/mountinfo.h"
-#include "probes/text_util.h"
 #include "probes/virtio_pmem.h"
 
 #ifndef DAXPROBE_VERSION

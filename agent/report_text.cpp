@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "probes/text_util.h"
+#include "base/text_escape.h"
 #include "probes/virtio_pmem.h"
 
 namespace daxprobe

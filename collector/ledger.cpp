@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text_escape.h"
 #include "collector/query.h"
 #include "protocol/json_text.h"
 

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "base/text_escape.h"
 #include "base/version.h"
 #include "collector/ledger.h"
 #include "collector/query.h"

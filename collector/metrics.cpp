@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "base/text_escape.h"
 #include "base/version.h"
 #include "collector/ledger_metrics.h"
-#include "collector/query.h"
 #include "collector/store.h"
 #include "protocol/verdicts.h"
 

@@ -8,6 +8,8 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include "base/text_escape.h"
+
 namespace daxprobe::collector
 {
 
@@ -49,40 +51,6 @@ std::string isoTime(std::int64_t t)
 std::string orDash(const std::string &s)
 {
     return s.empty() ? "-" : printable(s);
-}
-
-// Bytes of the UTF-8 sequence starting at s[i] (1 for ASCII), 0 if invalid.
-std::size_t sequenceLength(std::string_view s, std::size_t i)
-{
-    auto u = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-    unsigned char c = u(0);
-    std::size_t n = c < 0x80                 ? 1
-                    : c >= 0xC2 && c <= 0xDF ? 2
-                    : c >= 0xE0 && c <= 0xEF ? 3
-                    : c >= 0xF0 && c <= 0xF4 ? 4
-                                             : 0;
-    if (n == 0 || i + n > s.size())
-        return 0;
-    for (std::size_t k = 1; k < n; ++k)
-        if ((u(k) & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && u(1) < 0xA0) || (c == 0xED && u(1) >= 0xA0) || (c == 0xF0 && u(1) < 0x90) ||
-        (c == 0xF4 && u(1) >= 0x90))
-        return 0; // overlong, surrogate, past U+10FFFF
-    return n;
-}
-
-// U+061C, U+200E/F, U+202A-E, U+2066-9: they reorder what follows on the
-// terminal, so a name could show as another (or hide a part of itself).
-bool isBidiControl(std::string_view seq)
-{
-    auto u = [&](std::size_t k) { return static_cast<unsigned char>(seq[k]); };
-    if (seq.size() == 2)
-        return u(0) == 0xD8 && u(1) == 0x9C;
-    if (seq.size() != 3 || u(0) != 0xE2)
-        return false;
-    return (u(1) == 0x80 && (u(2) == 0x8E || u(2) == 0x8F || (u(2) >= 0xAA && u(2) <= 0xAE))) ||
-           (u(1) == 0x81 && u(2) >= 0xA6 && u(2) <= 0xA9);
 }
 
 // A JSON string, appended. Most fields are printable ASCII (sanitized
@@ -155,30 +123,6 @@ class JsonMembers
 };
 
 } // namespace
-
-std::string printable(std::string_view s)
-{
-    if (std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '\\'; }))
-        return std::string(s); // the common case: nothing to escape
-    std::string out;
-    for (std::size_t i = 0; i < s.size();) {
-        auto c = static_cast<unsigned char>(s[i]);
-        std::size_t n = sequenceLength(s, i);
-        bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
-        if (n == 0 || c < 0x20 || c == 0x7F || c1 || isBidiControl(s.substr(i, n))) {
-            for (std::size_t k = 0; k < std::max<std::size_t>(n, 1); ++k)
-                out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
-            i += std::max<std::size_t>(n, 1);
-            continue;
-        }
-        if (c == '\\')
-            out += "\\\\";
-        else
-            out.append(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
 
 LatestRenderer::LatestRenderer(bool json, std::string &out) : json_(json), out_(out)
 {

@@ -36,11 +36,4 @@ class LatestRenderer
 std::string historyJson(const std::string &vm, const std::vector<StoredReport> &reports);
 std::string historyTable(const std::string &vm, const std::vector<StoredReport> &reports);
 
-// For a terminal: control characters (C0, DEL, C1), bidirectional
-// controls (U+202E...), bytes that are not UTF-8 and the backslash itself
-// as \xNN / \\, so a VM name cannot move the cursor, recolour, retitle or
-// reorder the operator's terminal. Distinct names stay distinct (the
-// metrics' vm label is this too).
-std::string printable(std::string_view s);
-
 } // namespace daxprobe::collector

@@ -37,7 +37,9 @@ std::string guidText(const unsigned char *g)
                        g[12], g[13], g[14], g[15]);
 }
 
-std::string printable(std::string_view s)
+// An ACPI table's fixed-width ASCII field (signature, OEM id): any other
+// byte as '?', the space padding dropped.
+std::string acpiAsciiField(std::string_view s)
 {
     std::string out;
     for (char c : s)
@@ -69,10 +71,10 @@ NfitInfo parseNfit(std::string_view bytes)
         if (bytes.size() < kHeaderSize)
             return info;
     }
-    info.signature = printable(bytes.substr(0, 4));
+    info.signature = acpiAsciiField(bytes.substr(0, 4));
     info.length = load<std::uint32_t>(bytes, 4);
     info.revision = load<std::uint8_t>(bytes, 8);
-    info.oemId = printable(bytes.substr(10, 6));
+    info.oemId = acpiAsciiField(bytes.substr(10, 6));
     if (info.signature != "NFIT")
         info.problems.push_back(fmt::format("signature is '{}', not NFIT", info.signature));
     if (info.length != bytes.size())

@@ -22,15 +22,4 @@ std::optional<std::int64_t> parseI64(std::string_view s);
 // a mount point like "/mnt/a;reboot;$(id)" stays one harmless argument.
 std::string shellQuote(std::string_view s);
 
-// `s` made safe for a terminal: control characters (ESC, CR, newline, C1
-// codes), bidirectional controls (U+202E...) and bytes that are not valid
-// UTF-8 become \xNN; valid UTF-8 text
-// passes through. Text output applies it to every string that came from the
-// system being examined (mount points, device names, kernel messages).
-std::string printable(std::string_view s);
-
-// `s` with only its bytes that are not valid UTF-8 as \xNN: what JSON can
-// carry (a mount point may be any bytes; JSON text must be UTF-8).
-std::string utf8Escaped(std::string_view s);
-
 } // namespace daxprobe

@@ -6,6 +6,7 @@
 #include <locale.h>
 #include <string>
 
+#include "base/text_escape.h"
 #include "protocol/json_chars.h"
 #include "protocol/json_text.h"
 
@@ -232,25 +233,9 @@ class Validator
     // One multi-byte UTF-8 sequence, as RFC 3629 (and nlohmann's lexer) allow it.
     bool utf8()
     {
-        auto in = [&](std::ptrdiff_t i, unsigned char lo, unsigned char hi) {
-            return end_ - p_ > i && p_[i] >= lo && p_[i] <= hi;
-        };
-        unsigned char c = *p_;
-        std::ptrdiff_t n = 0;
-        if (c >= 0xC2 && c <= 0xDF)
-            n = in(1, 0x80, 0xBF) ? 2 : 0;
-        else if (c == 0xE0)
-            n = in(1, 0xA0, 0xBF) && in(2, 0x80, 0xBF) ? 3 : 0;
-        else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-            n = in(1, 0x80, 0xBF) && in(2, 0x80, 0xBF) ? 3 : 0;
-        else if (c == 0xED) // not U+D800..U+DFFF
-            n = in(1, 0x80, 0x9F) && in(2, 0x80, 0xBF) ? 3 : 0;
-        else if (c == 0xF0)
-            n = in(1, 0x90, 0xBF) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
-        else if (c >= 0xF1 && c <= 0xF3)
-            n = in(1, 0x80, 0xBF) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
-        else if (c == 0xF4) // not above U+10FFFF
-            n = in(1, 0x80, 0x8F) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
+        std::size_t n = utf8SequenceLength(std::string_view(reinterpret_cast<const char *>(p_),
+                                                            static_cast<std::size_t>(end_ - p_)),
+                                           0);
         if (n == 0)
             return fail("invalid UTF-8 in a string");
         p_ += n;

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/text_escape.h"
 #include "probes/kmsg.h"
 #include "probes/meminfo.h"
 #include "probes/mountinfo.h"

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "base/text_escape.h"
 #include "collector/query.h"
 
 using namespace daxprobe;

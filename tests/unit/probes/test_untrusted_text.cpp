@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text_escape.h"
 #include "probes/dax_evidence.h"
 #include "probes/facts.h"
 #include "probes/live_json.h"
@@ -148,7 +149,7 @@ TEST_CASE("a remedy run by a shell passes hostile mount points as single argumen
     fs::remove_all(bin);
 }
 
-TEST_CASE("printable escapes control characters and invalid UTF-8 only", "[text]")
+TEST_CASE("printable escapes controls, bidi, invalid UTF-8 and the backslash", "[text]")
 {
     CHECK(printable("/mnt/pmem") == "/mnt/pmem");
     CHECK(printable("/mnt/\033[2J") == "/mnt/\\x1b[2J");
@@ -157,7 +158,12 @@ TEST_CASE("printable escapes control characters and invalid UTF-8 only", "[text]
     CHECK(printable("\xc2\x9b"
                     "31m") == "\\xc2\\x9b31m"); // C1 CSI, UTF-8 encoded
     CHECK(printable("bad\xff\xc3") == "bad\\xff\\xc3");
-    CHECK(printable("\xc0\xaf") == "\\xc0\\xaf"); // overlong '/'
+    CHECK(printable("\xc0\xaf") == "\\xc0\\xaf");          // overlong '/'
+    CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80"); // a surrogate
+    CHECK(printable("a\xe2\x80\xae"
+                    "b") == "a\\xe2\\x80\\xaeb"); // U+202E reorders the line
+    // A mount point named "\x1b" shows apart from one holding ESC.
+    CHECK(printable("/mnt/\\x1b") == "/mnt/\\\\x1b");
     for (const auto &p : kHostilePaths)
         for (char c : printable(p))
             CHECK((static_cast<unsigned char>(c) >= 0x20 && c != 0x7f));
