@@ -266,13 +266,13 @@ bool Channel::handle(std::int64_t now)
     std::uint64_t free = ingestor_->stats().ackReplies - answersBefore;
     messages_.tokens -= double(handled - std::min<std::uint64_t>(handled, free));
     handled_ = true;
-    return !ingestor_->pending().empty();
+    return !ingestor_->uncommitted().empty();
 }
 
-const std::vector<protocol::ReportRecord> &Channel::pending() const
+const std::vector<protocol::ReportRecord> &Channel::uncommitted() const
 {
     static const std::vector<protocol::ReportRecord> none;
-    return ingestor_ ? ingestor_->pending() : none;
+    return ingestor_ ? ingestor_->uncommitted() : none;
 }
 
 void Channel::complete(std::int64_t now, const Result<std::vector<bool>> *outcome)
@@ -280,7 +280,7 @@ void Channel::complete(std::int64_t now, const Result<std::vector<bool>> *outcom
     if (!fd_)
         return;
     if (outcome)
-        ingestor_->settle(*outcome);
+        ingestor_->afterCommit(*outcome);
     if (handled_) {
         handled_ = false;
         out_ += ingestor_->takeOutput();

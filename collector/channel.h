@@ -38,7 +38,7 @@ struct ChannelEnv {
 // bytes to an Ingestor, flush what the Ingestor owes, and retry a store
 // that failed. No loop of its own: the Collector drives it, one wake at a
 // time, in two phases around the wake's one transaction: handle() turns
-// lines into pending reports, complete() acks them once committed.
+// lines into uncommitted reports, complete() acks them once committed.
 class Channel
 {
   public:
@@ -56,11 +56,11 @@ class Channel
     void onReadable(std::int64_t now, std::size_t room);
     // Phase one of the channel's turn: handles at most
     // options.maxMessagesPerWake queued messages. True if reports wait for
-    // the commit (pending()).
+    // the commit (uncommitted()).
     bool handle(std::int64_t now);
-    const std::vector<protocol::ReportRecord> &pending() const;
-    // Phase two: the commit's outcome for pending() (null: none were
-    // pending), then acks, violations, the held store's resync, flush.
+    const std::vector<protocol::ReportRecord> &uncommitted() const;
+    // Phase two: the commit's outcome for uncommitted() (null: none were
+    // uncommitted), then acks, violations, the held store's resync, flush.
     void complete(std::int64_t now, const Result<std::vector<bool>> *outcome);
     void flush(std::int64_t now);
 

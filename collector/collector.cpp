@@ -264,14 +264,14 @@ Result<void> Collector::runOnce(int maxWaitMs)
             continue;
         }
         withReports.push_back(c);
-        for (const auto &r : c->pending())
+        for (const auto &r : c->uncommitted())
             batch.push_back({&c->config().name, &r});
     }
     if (!batch.empty()) {
         auto outcome = storeReports(store_, *metrics_, batch, wallSeconds());
         std::size_t at = 0;
         for (Channel *c : withReports) {
-            std::size_t k = c->pending().size();
+            std::size_t k = c->uncommitted().size();
             Result<std::vector<bool>> mine =
                 outcome ? Result<std::vector<bool>>(std::vector<bool>(
                               outcome->begin() + static_cast<std::ptrdiff_t>(at),

@@ -148,27 +148,27 @@ void Ingestor::handleReport(protocol::ReportRecord r)
         ++stats_.deferred;
         return;
     }
-    pending_.push_back(std::move(r));
+    uncommitted_.push_back(std::move(r));
 }
 
-void Ingestor::settle(const Result<std::vector<bool>> &outcome)
+void Ingestor::afterCommit(const Result<std::vector<bool>> &outcome)
 {
-    if (pending_.empty())
+    if (uncommitted_.empty())
         return;
-    if (!outcome || outcome->size() != pending_.size()) {
+    if (!outcome || outcome->size() != uncommitted_.size()) {
         // None of them is stored: the first failed, the rest were not even
         // tried on their own. Nothing is acked until resync() brings them back.
         ++stats_.storeErrors;
-        stats_.deferred += pending_.size() - 1;
+        stats_.deferred += uncommitted_.size() - 1;
         held_ = true;
-        pending_.clear();
+        uncommitted_.clear();
         return;
     }
     // Committed: acks are cumulative, so one per stream, for its highest
     // seq, tells the agent everything the per-report acks would.
     std::vector<std::pair<std::string_view, std::uint64_t>> top;
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-        const auto &r = pending_[i];
+    for (std::size_t i = 0; i < uncommitted_.size(); ++i) {
+        const auto &r = uncommitted_[i];
         ++((*outcome)[i] ? stats_.stored : stats_.duplicates);
         auto it =
             std::find_if(top.begin(), top.end(), [&](auto &t) { return t.first == r.stream; });
@@ -182,7 +182,7 @@ void Ingestor::settle(const Result<std::vector<bool>> &outcome)
                                    protocol::makeAckArguments({std::string(stream), seq}), "ack"));
         ++acksUnanswered_;
     }
-    pending_.clear();
+    uncommitted_.clear();
 }
 
 void Ingestor::handleReturn(const Message &m)

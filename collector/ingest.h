@@ -23,7 +23,7 @@ struct IngestLimits {
 };
 
 // Reports are not stored through a hook: the collector commits every guest's
-// pending() in one transaction and calls settle() on each (collector.cpp).
+// uncommitted() in one transaction and calls afterCommit() on each (collector.cpp).
 struct IngestHooks {
     std::function<void(const protocol::AgentIdentity &)> identity;
 };
@@ -51,14 +51,14 @@ class Ingestor
     void receive(std::string_view data);
     // Handles at most maxMessages queued lines: the channel bounds the work
     // of one wake with it, so one guest cannot stall the others. Reports
-    // are validated and wait in pending() for a commit; nothing is acked yet.
+    // are validated and wait in uncommitted() for a commit; nothing is acked yet.
     std::size_t process(std::size_t maxMessages);
     // Reports handled but not committed yet, oldest first.
-    const std::vector<protocol::ReportRecord> &pending() const { return pending_; }
-    // The outcome of committing pending(): on success one ack per stream
+    const std::vector<protocol::ReportRecord> &uncommitted() const { return uncommitted_; }
+    // The outcome of committing uncommitted(): on success one ack per stream
     // (cumulative, the highest seq) is owed; on failure the connection is
     // held (below) and the reports count as one store error and deferred.
-    void settle(const Result<std::vector<bool>> &outcome);
+    void afterCommit(const Result<std::vector<bool>> &outcome);
     // Lines received but not handled yet.
     std::size_t backlog() const { return lines_.size(); }
     // Bytes the peer makes us hold: its partial line and the queued lines.
@@ -96,7 +96,7 @@ class Ingestor
     std::optional<protocol::AgentIdentity> identity_;
     IngestStats stats_;
     std::deque<std::string> lines_;
-    std::vector<protocol::ReportRecord> pending_;
+    std::vector<protocol::ReportRecord> uncommitted_;
     std::uint64_t acksUnanswered_ = 0; // answers to these are free of the rate limit
     std::size_t backlogBytes_ = 0;
     std::int64_t syncId_ = -1;

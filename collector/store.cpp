@@ -234,8 +234,8 @@ Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, 
         return failf(EIO, "sqlite begin: {}", db_.errorMessage());
     // The rows first, then each VM's latest state and counters once per
     // batch (not once per report): the `vms` row is rewritten per VM.
-    pending_.clear();
-    pendingIndex_.clear();
+    batchVms_.clear();
+    batchIndex_.clear();
     for (const auto &w : batch) {
         auto id = insertOne(w, now);
         if (!id)
@@ -243,17 +243,17 @@ Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, 
         isNew.push_back(*id != 0);
         if (*id == 0)
             continue; // a resend: nothing to change, and the ack is still due
-        auto [it, added] = pendingIndex_.try_emplace(*w.vm, pending_.size());
+        auto [it, added] = batchIndex_.try_emplace(*w.vm, batchVms_.size());
         if (added)
-            pending_.push_back({w.vm, w.report, 0, 0, 0});
-        VmBatch &b = pending_[it->second];
+            batchVms_.push_back({w.vm, w.report, 0, 0, 0});
+        VmBatch &b = batchVms_[it->second];
         b.last = w.report;
         b.rows += 1;
         b.bytes += w.report->reportText.size() + w.report->metricsText.size();
         b.newestId = *id;
     }
-    for (const auto &b : pending_)
-        if (auto r = settleVm(b, now); !r)
+    for (const auto &b : batchVms_)
+        if (auto r = updateVmRow(b, now); !r)
             return tl::unexpected(r.error());
     if (!tx.commit())
         return failf(EIO, "sqlite commit: {}", db_.errorMessage());
@@ -306,7 +306,7 @@ Result<std::int64_t> Store::insertOne(const ReportWrite &w, std::int64_t now)
     return inserted ? id : 0; // rowids of AUTOINCREMENT start at 1
 }
 
-Result<void> Store::settleVm(const VmBatch &b, std::int64_t now)
+Result<void> Store::updateVmRow(const VmBatch &b, std::int64_t now)
 {
     const protocol::ReportRecord &r = *b.last;
     Statement &upd = st_->upsertLatest;

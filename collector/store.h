@@ -120,7 +120,7 @@ class Store
     };
     // The row's id, or 0 for a resend (already stored).
     Result<std::int64_t> insertOne(const ReportWrite &w, std::int64_t now);
-    Result<void> settleVm(const VmBatch &b, std::int64_t now);
+    Result<void> updateVmRow(const VmBatch &b, std::int64_t now);
     Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
     // True if the open database or its log is no longer the file at its path.
     bool fileGone();
@@ -133,8 +133,8 @@ class Store
     std::unique_ptr<Statements> st_; // prepared once; finalized before db_ closes
     std::uint64_t commits_ = 0, filesLost_ = 0;
     // The batch's VMs, reused between batches (no allocation per batch).
-    std::vector<VmBatch> pending_;
-    std::unordered_map<std::string_view, std::size_t> pendingIndex_;
+    std::vector<VmBatch> batchVms_;
+    std::unordered_map<std::string_view, std::size_t> batchIndex_;
     // Declared after db_: stopped (and unhooked) before the writer closes.
     std::unique_ptr<WalCheckpointer> checkpointer_;
 };

@@ -23,17 +23,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     Ingestor ing(limits, IngestHooks{[](const protocol::AgentIdentity &id) {
                      (void)store->noteVm("fuzz", "/s", id, 1);
                  }});
-    // As the collector commits: pending() in one transaction, then settle().
+    // As the collector commits: uncommitted() in one transaction, then afterCommit().
     auto commit = [&] {
-        if (ing.pending().empty())
+        if (ing.uncommitted().empty())
             return;
         std::vector<ReportWrite> w;
-        for (const auto &r : ing.pending()) {
+        for (const auto &r : ing.uncommitted()) {
             if (r.seq % 5 == 4)
-                return ing.settle(fail("injected store error", 5));
+                return ing.afterCommit(fail("injected store error", 5));
             w.push_back({&vm, &r});
         }
-        ing.settle(store->addReports(w, 1));
+        ing.afterCommit(store->addReports(w, 1));
     };
     ing.start(1);
     std::string_view in(reinterpret_cast<const char *>(data), size);

@@ -62,17 +62,17 @@ TEST_CASE("disconnect mid-message: the half line is discarded, the report resent
                                   },
                                   {}});
     IngestHooks hooks{};
-    // The collector's path: receive, process, commit pending(), settle().
+    // The collector's path: receive, process, commit uncommitted(), afterCommit().
     auto feed = [&](Ingestor &host, std::string_view data) {
         host.receive(data);
         host.process(SIZE_MAX);
-        if (host.pending().empty())
+        if (host.uncommitted().empty())
             return;
         static const std::string vm = "vm";
         std::vector<ReportWrite> w;
-        for (const auto &r : host.pending())
+        for (const auto &r : host.uncommitted())
             w.push_back({&vm, &r});
-        host.settle(store->addReports(w, 1));
+        host.afterCommit(store->addReports(w, 1));
     };
 
     agent.produceReport("start");

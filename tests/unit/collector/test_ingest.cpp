@@ -24,8 +24,8 @@ struct Harness {
     {
     }
 
-    // The collector's path for one guest: receive, process, commit pending()
-    // in one transaction, settle().
+    // The collector's path for one guest: receive, process, commit uncommitted()
+    // in one transaction, afterCommit().
     void feed(std::string_view data)
     {
         ing.receive(data);
@@ -34,16 +34,16 @@ struct Harness {
     }
     void commit()
     {
-        if (ing.pending().empty())
+        if (ing.uncommitted().empty())
             return;
         ++commits;
         if (failStore)
-            return ing.settle(fail("disk full", 28));
+            return ing.afterCommit(fail("disk full", 28));
         std::vector<bool> isNew;
-        for (const auto &r : ing.pending())
+        for (const auto &r : ing.uncommitted())
             isNew.push_back(
                 stored.emplace(std::make_pair(r.stream, r.seq), json::parse(r.reportText)).second);
-        ing.settle(isNew);
+        ing.afterCommit(isNew);
     }
 
     // Every command the ingestor sent, decoded.
@@ -110,15 +110,15 @@ TEST_CASE("nothing is acked before the commit; a failed commit acks none of the 
     Harness h;
     h.ing.receive(reportLine(1) + reportLine(2, "def") + reportLine(3));
     CHECK(h.ing.process(SIZE_MAX) == 3);
-    REQUIRE(h.ing.pending().size() == 3);
+    REQUIRE(h.ing.uncommitted().size() == 3);
     CHECK(h.sent().empty()); // handled, validated, but not committed: no ack
     CHECK(h.stored.empty());
 
     // The collector commits everything at once and reports the outcome.
-    h.ing.settle(fail("database is locked", 5));
+    h.ing.afterCommit(fail("database is locked", 5));
     CHECK(h.sent().empty());
     CHECK(h.ing.held());
-    CHECK(h.ing.pending().empty());
+    CHECK(h.ing.uncommitted().empty());
     CHECK(h.ing.stats().storeErrors == 1);
     CHECK(h.ing.stats().deferred == 2);
 
@@ -266,8 +266,8 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
     auto feed = [&](std::string_view data) {
         ing.receive(data);
         ing.process(SIZE_MAX);
-        if (!ing.pending().empty())
-            ing.settle(store(ing.pending()));
+        if (!ing.uncommitted().empty())
+            ing.afterCommit(store(ing.uncommitted()));
     };
     std::vector<protocol::Message> sent;
     auto collect = [&] {
@@ -333,7 +333,7 @@ TEST_CASE("receive queues lines and process handles a bounded number",
     CHECK(h.stored.empty());
     CHECK(h.ing.bufferedBytes() >= many.size());
     CHECK(h.ing.process(3) == 3);
-    CHECK(h.ing.pending().size() == 3);
+    CHECK(h.ing.uncommitted().size() == 3);
     CHECK(h.ing.backlog() == 7);
     CHECK(h.ing.process(100) == 7);
     h.commit();
