@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer targets with Debian's clang (the main build uses g++)
 # and runs each for a bounded time under ASan/UBSan. Exit 77 = skipped.
+# The list of targets is tests/fuzz/meson.build's.
 # usage: run_fuzzers.sh SOURCE_ROOT BUILD_DIR [SECONDS] [TARGET...]
 # Targets: decoder ingest agent kernel_text (the default, CI's set), and the
 # single-parser builds of kernel_text: mountinfo nfit kmsg vmstat meminfo
@@ -28,51 +29,25 @@ if ! "$CXX" -fsanitize=fuzzer "$out/probe.cpp" -o "$out/probe" 2>"$out/probe.log
     echo "SKIP: $CXX cannot link -fsanitize=fuzzer (libclang-rt missing?):"; cat "$out/probe.log"; exit 77
 fi
 
-flags="-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
-inc="-I$src" # includes name their folder from the project root
-base="$src/base/result.cpp $src/base/root.cpp $src/base/beneath.cpp"
-proto="$src/protocol/line_decoder.cpp $src/protocol/message.cpp $src/protocol/json_text.cpp $src/protocol/json_validate.cpp $src/protocol/schema.cpp $src/protocol/verdicts.cpp"
-
-sources() {
-    case $1 in
-    decoder) echo "$src/tests/fuzz/fuzz_decoder.cpp $base $proto" ;;
-    ingest) echo "$src/tests/fuzz/fuzz_ingest.cpp $base $proto $src/collector/ingest.cpp $src/collector/store.cpp $src/collector/store_file.cpp $src/collector/store_read.cpp $src/collector/sqlite_db.cpp $src/collector/wal_checkpointer.cpp" ;;
-    agent) echo "$src/tests/fuzz/fuzz_agent.cpp $base $proto $src/agent/daemon/agent_session.cpp $src/agent/daemon/command_scan.cpp" ;;
-    kernel_text | mountinfo | nfit | kmsg | vmstat | meminfo) echo "$src/tests/fuzz/fuzz_kernel_text.cpp $base $src/probes/text_util.cpp $src/probes/mountinfo.cpp $src/probes/nfit.cpp $src/probes/kmsg.cpp $src/probes/mount_history.cpp $src/probes/dax_refusals.cpp $src/probes/remedies.cpp $src/probes/bounce_buffer.cpp $src/probes/vmstat.cpp $src/probes/meminfo.cpp" ;;
-    *) echo "unknown fuzz target '$1'" >&2; exit 2 ;;
-    esac
-}
-# The single-parser targets: fuzz_kernel_text.cpp with the parser fixed.
-defines() {
-    case $1 in
-    mountinfo) echo "-DKERNEL_TEXT_PARSER=0" ;;
-    nfit) echo "-DKERNEL_TEXT_PARSER=1" ;;
-    kmsg) echo "-DKERNEL_TEXT_PARSER=2" ;;
-    vmstat) echo "-DKERNEL_TEXT_PARSER=3" ;;
-    meminfo) echo "-DKERNEL_TEXT_PARSER=4" ;;
-    esac
-}
-libs() {
-    case $1 in
-    ingest) echo "-lsqlite3 -lfmt" ;;
-    *) echo "-lfmt" ;;
-    esac
-}
+# The targets and their sources come from tests/fuzz/meson.build (the same
+# dependencies the replay tests link), built in a second meson build dir with
+# clang: sanitizers everywhere, libFuzzer's coverage on every file.
+engine=$out/engine
+if [ ! -f "$engine/build.ninja" ]; then
+    echo "== configuring the libFuzzer build in $engine with $CXX"
+    CXX=$CXX meson setup "$engine" "$src" -Dfuzz_engine=true -Dfuzz=disabled -Dbuildtype=plain \
+        -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dcpp_args="-g -O1 -fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined" \
+        -Dvm_tests=disabled -Dman=disabled -Dsystemd=disabled -Dstatic_libstdcxx=false >"$out/engine-setup.log" 2>&1 ||
+        { cat "$out/engine-setup.log"; exit 1; }
+fi
+# shellcheck disable=SC2046
+meson compile -C "$engine" $(for t in $targets; do printf 'fuzz_%s ' "$t"; done) >"$out/engine-build.log" 2>&1 ||
+    { tail -60 "$out/engine-build.log"; exit 1; }
 
 status=0
 for t in $targets; do
-    bin="$out/fuzz_$t"
-    srcs=$(sources "$t") || exit 2
-    # Rebuild only when a source or header changed.
-    stale=1
-    if [ -x "$bin" ] && [ -z "$(find $srcs "$src/protocol" "$src/collector" "$src/agent/daemon" "$src/base" "$src/probes" "$src/tests/fuzz" -newer "$bin" -name '*.[ch]*' 2>/dev/null | head -1)" ]; then
-        stale=0
-    fi
-    if [ $stale = 1 ]; then
-        echo "== building fuzz_$t with $CXX"
-        # shellcheck disable=SC2086
-        "$CXX" $flags $(defines "$t") $inc -I"$src/tests/fuzz" $srcs $(libs "$t") -o "$bin"
-    fi
+    bin="$engine/tests/fuzz/fuzz_$t"
     corpus="$out/corpus_$t"
     mkdir -p "$corpus"
     cp -n "$src/tests/fuzz/corpus/$t"/* "$corpus/" 2>/dev/null || true
