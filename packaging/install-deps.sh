@@ -30,9 +30,9 @@ fi
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# dpkg's unpacking, not the download, is the time on a fresh machine (of 364
-# packages: download 20 s, install 332 s); without an fsync per file it took
-# 258 s (bench/README.md, "Setting up a fresh machine"). A crash mid-install
+# dpkg's unpacking, not the download, is the time on a fresh machine
+# (download 21 s, install 298 s); without an fsync per file it took 256 s
+# (bench/fresh_machine.sh; bench/README.md, "Setting up a fresh machine"). A crash mid-install
 # can leave a package to reinstall, as after any interrupted apt run.
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io $missing
