@@ -57,12 +57,11 @@ bool isBidiControl(std::string_view seq)
            (u(1) == 0x81 && u(2) >= 0xA6 && u(2) <= 0xA9);
 }
 
-} // namespace
-
-std::string printable(std::string_view s)
+// The one walk over untrusted bytes: each byte that is not valid UTF-8
+// becomes \xNN; each valid sequence goes through `onSequence`.
+template <typename OnSequence>
+std::string escapeInvalidUtf8(std::string_view s, OnSequence onSequence)
 {
-    if (std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '\\'; }))
-        return std::string(s); // the common case: nothing to escape
     std::string out;
     out.reserve(s.size() + 8);
     for (std::size_t i = 0; i < s.size();) {
@@ -72,7 +71,19 @@ std::string printable(std::string_view s)
             ++i;
             continue;
         }
-        std::string_view seq = s.substr(i, n);
+        onSequence(out, s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string printable(std::string_view s)
+{
+    if (std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '\\'; }))
+        return std::string(s); // the common case: nothing to escape
+    return escapeInvalidUtf8(s, [](std::string &out, std::string_view seq) {
         if (isControl(seq) || isBidiControl(seq))
             for (char c : seq)
                 appendHexEscape(out, static_cast<unsigned char>(c));
@@ -80,26 +91,12 @@ std::string printable(std::string_view s)
             out += "\\\\";
         else
             out.append(seq);
-        i += n;
-    }
-    return out;
+    });
 }
 
 std::string utf8Escaped(std::string_view s)
 {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size();) {
-        std::size_t n = utf8SequenceLength(s, i);
-        if (n == 0) {
-            appendHexEscape(out, static_cast<unsigned char>(s[i]));
-            ++i;
-            continue;
-        }
-        out.append(s.substr(i, n));
-        i += n;
-    }
-    return out;
+    return escapeInvalidUtf8(s, [](std::string &out, std::string_view seq) { out.append(seq); });
 }
 
 } // namespace daxprobe
