@@ -248,20 +248,10 @@ def main():
                  else "need at least one variant and --runs >= 1")
     builddir = os.path.abspath(args.builddir)
     out = os.path.abspath(args.out or os.path.join(builddir, "appliance"))
-    try:
-        if args.skip_reason:
-            raise Skip(args.skip_reason)
-        vm_dir = os.path.join(builddir, "tests", "vm")
-        info, default_initrd = run_scenario.guest_inputs(vm_dir)
-        if not shutil.which("mkfs.ext4"):
-            raise Skip("mkfs.ext4 not found (e2fsprogs)")
-        deb = args.deb or mkinitramfs.find_guest_deb(os.path.join(builddir, "deb"))
-    except Skip as e:
-        log(f"SKIP: {e}")
-        return 77
-    except RuntimeError as e:  # no guest package: a build error, not a skip
-        log(f"FAIL: {e}")
-        return 1
+    inputs = guest_inputs(args, builddir)
+    if isinstance(inputs, int):
+        return inputs
+    info, default_initrd, deb = inputs
     os.makedirs(out, exist_ok=True)
     t0 = time.monotonic()
     try:
@@ -291,18 +281,46 @@ def main():
     return render(os.path.join(out, "result.json"), out, args.check)
 
 
+def guest_inputs(args, builddir):
+    """The guest kernel's info, the default initramfs and the guest package
+    (args.deb or BUILDDIR/deb's); or the exit code: 77 (SKIP, the reason
+    printed) or 1 (no guest package: a build error, not a skip)."""
+    try:
+        if args.skip_reason:
+            raise Skip(args.skip_reason)
+        info, default_initrd = run_scenario.guest_inputs(os.path.join(builddir, "tests", "vm"))
+        if not shutil.which("mkfs.ext4"):
+            raise Skip("mkfs.ext4 not found (e2fsprogs)")
+        deb = args.deb or mkinitramfs.find_guest_deb(os.path.join(builddir, "deb"))
+    except Skip as e:
+        log(f"SKIP: {e}")
+        return 77
+    except RuntimeError as e:
+        log(f"FAIL: {e}")
+        return 1
+    return info, default_initrd, deb
+
+
 def render(result_path, out, check):
     """Table on stdout, DIR/appliance.svg; with check, the invariants."""
+    return render_result(result_path, out, check, "appliance",
+                         lambda result: stats.summarise(result["runs"]), report)
+
+
+def render_result(result_path, out, check, name, summarise, renderer):
+    """A stored result.json rendered by `renderer` (a module with table, svg
+    and invariants): the table on stdout, DIR/NAME.svg; with check, the
+    invariants, exit 1 if one fails."""
     with open(result_path) as f:
         result = json.load(f)
-    result["summary"] = stats.summarise(result["runs"])
+    result["summary"] = summarise(result)
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "appliance.svg"), "w") as f:
-        f.write(report.svg(result))
-    log(report.table(result))
-    log(f"\n{result_path}, {out}/appliance.svg ({result['wall_seconds']} s of boots)")
+    with open(os.path.join(out, f"{name}.svg"), "w") as f:
+        f.write(renderer.svg(result))
+    log(renderer.table(result))
+    log(f"\n{result_path}, {out}/{name}.svg ({result['wall_seconds']} s of boots)")
     if check:
-        failures = report.invariants(result)
+        failures = renderer.invariants(result)
         for msg in failures:
             log(f"FAIL: {msg}")
         return 1 if failures else 0

@@ -42,11 +42,9 @@ import appliance  # noqa: E402
 import appliance_host as host  # noqa: E402
 import appliance_image as image  # noqa: E402
 import appliance_parse as parse  # noqa: E402
-import mkinitramfs  # noqa: E402
-import run_scenario  # noqa: E402
 import sharing_report as report  # noqa: E402
 import sharing_stats as stats  # noqa: E402
-from vmharness import Guest, GuestError, Skip, find_qemu  # noqa: E402
+from vmharness import Guest, GuestError, find_qemu  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
 VARIANTS = ["blk", "nvdimm-dax", "virtio-pmem"]
@@ -205,19 +203,10 @@ def main():
         ap.error("need at least one N >= 1 and one series")
     builddir = os.path.abspath(args.builddir)
     out = os.path.abspath(args.out or os.path.join(builddir, "sharing"))
-    try:
-        if args.skip_reason:
-            raise Skip(args.skip_reason)
-        info, default_initrd = run_scenario.guest_inputs(os.path.join(builddir, "tests", "vm"))
-        if not shutil.which("mkfs.ext4"):
-            raise Skip("mkfs.ext4 not found (e2fsprogs)")
-        deb = args.deb or mkinitramfs.find_guest_deb(os.path.join(builddir, "deb"))
-    except Skip as e:
-        log(f"SKIP: {e}")
-        return 77
-    except RuntimeError as e:  # no guest package: a build error, not a skip
-        log(f"FAIL: {e}")
-        return 1
+    inputs = appliance.guest_inputs(args, builddir)
+    if isinstance(inputs, int):
+        return inputs
+    info, default_initrd, deb = inputs
     os.makedirs(out, exist_ok=True)
     t0 = time.monotonic()
     variants = sorted({v for v, _ in series.values()})
@@ -258,20 +247,7 @@ def main():
 
 def render(result_path, out, check):
     """Table on stdout, DIR/sharing.svg; with check, the invariants."""
-    with open(result_path) as f:
-        result = json.load(f)
-    result["summary"] = stats.summarise(result)
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "sharing.svg"), "w") as f:
-        f.write(report.svg(result))
-    log(report.table(result))
-    log(f"\n{result_path}, {out}/sharing.svg ({result['wall_seconds']} s of boots)")
-    if check:
-        failures = report.invariants(result)
-        for msg in failures:
-            log(f"FAIL: {msg}")
-        return 1 if failures else 0
-    return 0
+    return appliance.render_result(result_path, out, check, "sharing", stats.summarise, report)
 
 
 if __name__ == "__main__":
