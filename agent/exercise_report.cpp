@@ -15,7 +15,7 @@ using json = nlohmann::json;
 
 json residency(const ExerciseRun &run, const Residency &r)
 {
-    if (run.dax)
+    if (run.dax())
         return {{"method", "not_applicable_dax"}, {"resident_bytes", nullptr}};
     return {{"method", r.method.empty() ? json(nullptr) : json(r.method)},
             {"resident_bytes", r.observed() ? json(r.residentBytes) : json(nullptr)}};
@@ -75,8 +75,8 @@ json exerciseJson(const ExerciseRun &run)
             {"path", run.path},
             {"size", run.sizeBytes},
             {"allocation", "posix_fallocate"},
-            {"dax", run.dax},
-            {"statx_error", errorOrNull(run.statxError)},
+            {"dax", run.dax()},
+            {"statx_error", run.statx.failed() ? json(run.statx.text) : json(nullptr)},
             {"phases", phases},
             {"footprint", {{"code", run.footprint.code}, {"summary", run.footprint.summary}}},
             {"error", errorOrNull(run.error)},
@@ -91,9 +91,9 @@ std::string exerciseText(const ExerciseRun &run)
         return fmt::format("error: {}\n", run.error);
     std::string out = fmt::format("{}: {} MiB, allocated whole (posix_fallocate), {}\n", run.path,
                                   run.sizeBytes >> 20,
-                                  run.dax                  ? "DAX"
-                                  : run.statxError.empty() ? "not DAX"
-                                                           : run.statxError);
+                                  run.dax()            ? "DAX"
+                                  : run.statx.failed() ? run.statx.text
+                                                       : "not DAX");
     if (!run.phases.empty()) {
         out += fmt::format("{:<11} {:>8} {:>10} {:>12} {:>7} {:>6} {:>5} {:>8} {:>6}  {}\n",
                            "phase", "seconds", "Cached kB", "file kB", "minor", "major", "PMD",
@@ -102,7 +102,7 @@ std::string exerciseText(const ExerciseRun &run)
             FaultNumbers f = faults(p);
             auto d = cachedDelta(p);
             std::string file =
-                run.dax ? "n/a (DAX)"
+                run.dax() ? "n/a (DAX)"
                 : p.before.observed() && p.after.observed()
                     ? fmt::format("{:+}", (static_cast<std::int64_t>(p.after.residentBytes) -
                                            static_cast<std::int64_t>(p.before.residentBytes)) /

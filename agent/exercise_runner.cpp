@@ -170,7 +170,7 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
         p.error = d.error().describe();
         return p;
     }
-    if (!run.dax)
+    if (!run.dax())
         p.before = measureResidency(run.path, false);
     Vmstat vmBefore = vmstatNow(root);
     p.cachedKbBefore = cachedKb(root);
@@ -191,15 +191,15 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
     p.rusageMajor = static_cast<std::uint64_t>(ruAfter.ru_majflt - ruBefore.ru_majflt);
     if (!done)
         p.error = done.error().describe();
-    if (!run.dax)
+    if (!run.dax())
         p.after = measureResidency(run.path, false);
 
     FootprintInput in;
-    in.dax = run.dax;
+    in.dax = run.dax();
     in.bytesTouched = p.bytes;
     if (p.cachedKbBefore && p.cachedKbAfter)
         in.cachedDeltaBytes = (*p.cachedKbAfter - *p.cachedKbBefore) * 1024;
-    if (!run.dax && p.before.observed() && p.after.observed())
+    if (!run.dax() && p.before.observed() && p.after.observed())
         in.residentDeltaBytes = static_cast<std::int64_t>(p.after.residentBytes) -
                                 static_cast<std::int64_t>(p.before.residentBytes);
     p.footprint = judgeFootprint(in);
@@ -220,9 +220,7 @@ void exerciseFile(const Root &root, const ExerciseOptions &options, const Unique
     }
     if (stopRequested(run))
         return;
-    StatxEvidence sx = statxDax(run.path);
-    run.dax = sx.observed() && sx.dax;
-    run.statxError = sx.observed() ? std::string() : sx.text;
+    run.statx = statxDax(run.path);
 
     const std::size_t size = run.sizeBytes;
     const long page = ::sysconf(_SC_PAGESIZE);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/root.h"
+#include "probes/dax_evidence.h"
 #include "probes/fault_counters.h"
 #include "probes/footprint.h"
 #include "probes/residency.h"
@@ -39,15 +40,16 @@ struct ExercisePhase {
 struct ExerciseRun {
     std::string path;
     std::uint64_t sizeBytes = 0;
-    bool created = false; // we made the file (so we remove it)
-    bool dax = false;
-    std::string statxError;
+    bool created = false;    // we made the file (so we remove it)
+    StatxEvidence statx;     // the file as made: DAX or not, or why statx could not say
     std::string error;       // setup failed, or a phase did
     bool usageError = false; // e.g. the path exists: nothing was touched
     std::vector<ExercisePhase> phases;
     FootprintVerdict footprint;
     bool removed = false;
     std::string removeError;
+
+    bool dax() const { return statx.observed() && statx.dax; }
 };
 
 // Creates PATH (never an existing file), allocates it whole with

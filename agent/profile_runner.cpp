@@ -43,13 +43,15 @@ ProfileOutcome runProfile(const ProfileOptions &options)
     }
     out.exitCode = 0;
     for (const auto &path : options.paths) {
-        FaultProfile p = profileFile(*root, path, options.write);
-        if (!p.error.empty()) {
+        Result<FaultProfile> profiled = profileFile(*root, path, options.write);
+        if (!profiled) {
+            std::string error = profiled.error().describe();
             out.exitCode = 1;
-            out.report["files"].push_back({{"path", path}, {"error", p.error}});
-            out.text += fmt::format("{}: {}\n", path, p.error);
+            out.report["files"].push_back({{"path", path}, {"error", error}});
+            out.text += fmt::format("{}: {}\n", path, error);
             continue;
         }
+        const FaultProfile &p = *profiled;
         MappingOutcome m = judgeMapping(p);
         const FaultCounts &c = p.counts;
         out.report["files"].push_back(

@@ -21,6 +21,12 @@ json orNull(const std::string &s)
     return s.empty() ? json(nullptr) : json(s);
 }
 
+// The error of a check that failed, else null.
+json failureText(const EvidenceOutcome &e)
+{
+    return e.failed() ? json(e.text) : json(nullptr);
+}
+
 json verdictJson(const Verdict &v)
 {
     json ev = json::array();
@@ -134,7 +140,7 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["warnings"] = report.warnings;
     j["bounce_buffer"] = report.bounceBuffer ? verdictJson(*report.bounceBuffer) : json(nullptr);
     j["nfit"] = nfitJson(facts.nfit);
-    j["ndctl"] = {{"available", facts.topology.available}, {"error", orNull(facts.topology.error)}};
+    j["ndctl"] = {{"available", facts.topology.observed()}, {"error", failureText(facts.topology)}};
     j["buses"] = facts.topology.buses;
     json regions = json::array();
     for (const auto &r : facts.topology.regions) {
@@ -178,7 +184,7 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["meminfo"] = mem;
     j["meminfo_error"] = orNull(facts.meminfoError);
     j["faults"] = faultsJson(facts.faults);
-    j["kmsg"] = {{"readable", facts.kmsg.readable}, {"error", orNull(facts.kmsg.error)}};
+    j["kmsg"] = {{"readable", facts.kmsg.observed()}, {"error", failureText(facts.kmsg)}};
     return j;
 }
 

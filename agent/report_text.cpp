@@ -105,8 +105,8 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
             printable(r.dev), printable(r.type), size(r.size), size(r.availableSize), size(r.align),
             printable(r.persistenceDomain),
             r.badblockCount ? fmt::format(", {} bad blocks", r.badblockCount) : "");
-    if (!facts.topology.error.empty())
-        out += fmt::format("ndctl      {}\n", printable(facts.topology.error));
+    if (facts.topology.failed())
+        out += fmt::format("ndctl      {}\n", printable(facts.topology.text));
 
     if (!report.namespaces.empty())
         out += "\nNamespaces\n";
@@ -171,8 +171,8 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
         "           fs_dax tracepoints: {}\n",
         source(fl.tracepoints, fmt::format("{} events in {}", fl.tracepoints.events.size(),
                                            fl.tracepoints.tracefs)));
-    if (!facts.kmsg.readable)
-        out += fmt::format("           kernel log unreadable: {}\n", printable(facts.kmsg.error));
+    if (facts.kmsg.failed())
+        out += fmt::format("           kernel log unreadable: {}\n", printable(facts.kmsg.text));
 
     for (const auto &w : report.warnings)
         out += fmt::format("\n{}warning: {}\n", st.prefix(Severity::Warning), printable(w));

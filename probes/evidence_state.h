@@ -24,6 +24,7 @@ struct EvidenceOutcome {
     std::string text;
 
     bool observed() const { return state == EvidenceState::Observed; }
+    bool failed() const { return state == EvidenceState::Failed; }
     void skip(std::string why) { set(EvidenceState::Skipped, std::move(why)); }
     void fail(std::string error) { set(EvidenceState::Failed, std::move(error)); }
     void observe(std::string what = {}) { set(EvidenceState::Observed, std::move(what)); }

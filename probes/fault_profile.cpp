@@ -16,27 +16,21 @@
 namespace daxprobe
 {
 
-FaultProfile profileFile(const Root &root, const std::string &path, bool write)
+Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool write)
 {
     FaultProfile p;
     p.path = path;
     p.write = write;
     auto opened = openRegularFile(path, write ? O_RDWR : O_RDONLY);
-    if (!opened) {
-        p.error = opened.error().describe();
-        return p;
-    }
+    if (!opened)
+        return tl::unexpected(opened.error());
     UniqueFD fd = std::move(*opened);
     struct stat st {
     };
-    if (::fstat(fd.get(), &st) != 0) {
-        p.error = Error{errno, "stat " + path}.describe();
-        return p;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size == 0) {
-        p.error = path + ": not a non-empty regular file";
-        return p;
-    }
+    if (::fstat(fd.get(), &st) != 0)
+        return failf(errno, "stat {}", path);
+    if (!S_ISREG(st.st_mode) || st.st_size == 0)
+        return fail(path + ": not a non-empty regular file");
     p.sizeBytes = static_cast<std::uint64_t>(st.st_size);
     StatxEvidence sx = statxDax(path);
     p.dax = sx.observed() && sx.dax;
@@ -49,10 +43,8 @@ FaultProfile profileFile(const Root &root, const std::string &path, bool write)
     UniqueMapping map(::mmap(nullptr, p.sizeBytes, write ? PROT_READ | PROT_WRITE : PROT_READ,
                              MAP_SHARED, fd.get(), 0),
                       p.sizeBytes);
-    if (!map) {
-        p.error = Error{errno, "mmap " + path}.describe();
-        return p;
-    }
+    if (!map)
+        return failf(errno, "mmap {}", path);
     auto start = std::chrono::steady_clock::now();
     counters.enable();
     volatile unsigned char *bytes = static_cast<volatile unsigned char *>(map.get());

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "base/result.h"
 #include "base/root.h"
 #include "probes/fault_counters.h"
 #include "probes/residency.h"
@@ -19,7 +20,6 @@ struct FaultProfile {
     std::uint64_t pagesTouched = 0;
     bool write = false;
     bool dax = false;
-    std::string error; // the profile could not run at all
     FaultCounts counts;
     Residency before;
     Residency after;
@@ -27,8 +27,8 @@ struct FaultProfile {
 };
 
 // Maps `path` (read-only unless `write`), touches one byte per 4 KiB page,
-// and counts. Reads the file: that is the point, and it is why this is a
-// separate command and not part of `check`.
-FaultProfile profileFile(const Root &root, const std::string &path, bool write);
+// and counts; an error when the file cannot be opened or mapped at all. Reads the file: that is the
+// point, and it is why this is a separate command and not part of `check`.
+Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool write);
 
 } // namespace daxprobe

@@ -191,12 +191,12 @@ bool readSyslogAll(KmsgFacts &facts, std::size_t maxRecords)
         if (parseSyslogLine(line, index++, r))
             keepRecord(facts, std::move(r), maxRecords);
     }
-    facts.readable = true;
+    facts.observe();
     return true;
 }
 
 // Reads the records available now from a live /dev/kmsg fd into `facts`;
-// false (and facts.error set) on a read error other than "no more for now".
+// false (and `facts` failed) on a read error other than "no more for now".
 bool drainDevice(const Root &root, int fd, KmsgFacts &facts, std::size_t maxRecords)
 {
     // Each read() returns exactly one record; EPIPE means the ring buffer
@@ -209,7 +209,7 @@ bool drainDevice(const Root &root, int fd, KmsgFacts &facts, std::size_t maxReco
             if (errno == EINTR || errno == EPIPE)
                 continue;
             if (errno != EAGAIN) {
-                facts.error = Error{errno, "read /dev/kmsg"}.describe();
+                facts.fail(Error{errno, "read /dev/kmsg"}.describe());
                 return false;
             }
             break;
@@ -225,7 +225,7 @@ bool drainDevice(const Root &root, int fd, KmsgFacts &facts, std::size_t maxReco
             captured.push_back('\n');
         }
     }
-    facts.readable = true;
+    facts.observe();
     if (root.recording())
         root.noteRead("dev/kmsg", captured);
     return true;
@@ -245,7 +245,7 @@ Result<UniqueFD> openKmsg(const Root &root, KmsgFacts &facts, std::size_t maxRec
     auto text = root.readFile("dev/kmsg", 16 << 20);
     if (!text)
         return tl::unexpected(text.error());
-    facts.readable = true;
+    facts.observe();
     for (auto line : splitLines(*text))
         keep(facts, line, maxRecords);
     return UniqueFD();
@@ -262,7 +262,7 @@ KmsgFacts readKmsg(const Root &root, std::size_t maxRecords)
         return facts;
     auto fd = openKmsg(root, facts, maxRecords);
     if (!fd) {
-        facts.error = fd.error().describe();
+        facts.fail(fd.error().describe());
         return facts;
     }
     if (fd->isValid())
@@ -278,14 +278,13 @@ KmsgFacts KmsgReader::read(const Root &root)
         kept_ = KmsgFacts{};
         auto fd = openKmsg(root, kept_, maxRecords_);
         if (!fd) {
-            kept_.error = fd.error().describe();
+            kept_.fail(fd.error().describe());
             return kept_;
         }
         if (!fd->isValid())
             return kept_; // a captured file: nothing to keep open
         fd_ = std::move(*fd);
     }
-    kept_.error.clear();
     if (!drainDevice(root, fd_.get(), kept_, maxRecords_))
         fd_.reset(); // reopen (and reread from the start) next time
     return kept_;

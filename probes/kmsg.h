@@ -7,6 +7,7 @@
 
 #include "base/root.h"
 #include "probes/bounce_buffer.h"
+#include "probes/evidence_state.h"
 
 namespace daxprobe
 {
@@ -31,9 +32,9 @@ bool parseSyslogLine(std::string_view line, std::uint64_t index, KmsgRecord &out
 // Records that speak about DAX, pmem or the NFIT.
 bool isDaxRelevant(const KmsgRecord &record);
 
-struct KmsgFacts {
-    bool readable = false;
-    std::string error;               // e.g. permission denied (dmesg_restrict)
+// Observed once the log could be read (even with nothing relevant in it);
+// Failed with the error otherwise, e.g. permission denied (dmesg_restrict).
+struct KmsgFacts : EvidenceOutcome {
     std::vector<KmsgRecord> records; // only the relevant ones, bounded
     BounceBufferFacts bootMemory;    // from every record, relevant or not
 };

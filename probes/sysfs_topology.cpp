@@ -294,13 +294,13 @@ Topology readTopologyFromSysfs(const Root &root)
     if (!devices) {
         // No nd bus registered: nothing to list, as ndctl says.
         if (devices.error().code == ENOENT) {
-            topo.available = true;
+            topo.observe();
             return topo;
         }
-        topo.error = devices.error().describe();
+        topo.fail(devices.error().describe());
         return topo;
     }
-    topo.available = true;
+    topo.observe();
     for (const auto &b : children(*devices, "ndbus")) {
         const std::string busPath = kNdDevices + b.name;
         // Reading wait_probe waits for asynchronous probing to finish (as

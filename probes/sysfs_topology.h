@@ -16,8 +16,8 @@ namespace daxprobe
 // a captured tree (tests/fixtures/<scenario>/sys/bus/nd/...).
 //
 // Never fails: no nd bus at all (libnvdimm not loaded, no NVDIMM) is an
-// available, empty topology, as libndctl reports it; an unreadable sysfs ends
-// up in Topology::error.
+// observed, empty topology, as libndctl reports it; an unreadable sysfs
+// leaves it failed, with the error.
 Topology readTopologyFromSysfs(const Root &root);
 
 // Pieces of the above, exposed for the unit tests.

@@ -162,18 +162,21 @@ void from_json(const nlohmann::json &j, DaxDevice &d)
 
 void to_json(nlohmann::json &j, const Topology &t)
 {
-    j = {{"available", t.available},
+    j = {{"available", t.observed()},
          {"buses", t.buses},
          {"regions", t.regions},
          {"namespaces", t.namespaces},
          {"dax_devices", t.daxDevices}};
-    putString(j, "error", t.error);
+    if (t.failed())
+        putString(j, "error", t.text);
 }
 
 void from_json(const nlohmann::json &j, Topology &t)
 {
-    t.available = j.value("available", false);
-    t.error = getString(j, "error");
+    if (j.value("available", false))
+        t.observe();
+    else if (std::string error = getString(j, "error"); !error.empty())
+        t.fail(std::move(error));
     if (auto it = j.find("buses"); it != j.end() && it->is_array())
         t.buses = it->get<std::vector<NdBus>>();
     if (auto it = j.find("regions"); it != j.end() && it->is_array())

@@ -7,11 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "probes/evidence_state.h"
+
 namespace daxprobe
 {
 
 // Plain facts about the nd bus, as `ndctl list -BRN` would name them. Filled
-// live by libndctl (ndctl_topology.cpp) or from a capture's live.json.
+// live from sysfs (sysfs_topology.cpp) or from a capture's live.json.
 struct NdBus {
     std::string dev;      // ndbus0
     std::string provider; // ACPI.NFIT
@@ -57,9 +59,9 @@ struct DaxDevice {
     std::optional<bool> movable;
 };
 
-struct Topology {
-    bool available = false; // libndctl context could be created
-    std::string error;
+// Observed once sysfs could be read (no nd bus at all is an empty, observed
+// topology); Failed with the error otherwise.
+struct Topology : EvidenceOutcome {
     std::vector<NdBus> buses;
     std::vector<NdRegion> regions;
     std::vector<NdNamespace> namespaces;

@@ -364,8 +364,8 @@ Report evaluate(const Facts &facts)
         o.summary = "no ACPI NFIT and no pmem region: this machine has no persistent memory";
         o.evidence.push_back(
             {"nfit", facts.nfit.readError.empty() ? "absent" : facts.nfit.readError});
-        if (!facts.topology.error.empty())
-            o.evidence.push_back({"ndctl", facts.topology.error});
+        if (facts.topology.failed())
+            o.evidence.push_back({"ndctl", facts.topology.text});
         o.remedy = "give the VM an NVDIMM: qemu -machine nvdimm=on -m ...,slots=N,maxmem=... "
                    "-object memory-backend-file,id=mem1,share=on,mem-path=FILE,size=S "
                    "-device nvdimm,memdev=mem1 (and load the nfit module in the guest); "
@@ -381,8 +381,8 @@ Report evaluate(const Facts &facts)
                                   : "an NFIT is present but the kernel shows no pmem region";
         o.evidence.push_back(
             {"nfit", fmt::format("{} pmem SPA range(s)", facts.nfit.pmemRangeCount())});
-        if (!facts.topology.error.empty())
-            o.evidence.push_back({"ndctl", facts.topology.error});
+        if (facts.topology.failed())
+            o.evidence.push_back({"ndctl", facts.topology.text});
         o.remedy = anyPmemRegion ? "ndctl create-namespace -m fsdax -r region0"
                                  : "modprobe nfit nd_pmem   # then: ndctl list -R";
         report.exitCode = 1;

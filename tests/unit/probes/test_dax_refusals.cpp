@@ -32,7 +32,7 @@ Facts fsdaxFacts(const std::string &fstype, const std::string &superOptions,
 {
     Facts f;
     f.nfit.present = true;
-    f.topology.available = true;
+    f.topology.observe();
     f.topology.regions.push_back(
         {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
     NdNamespace ns;

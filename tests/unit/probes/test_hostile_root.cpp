@@ -81,7 +81,7 @@ TEST_CASE("a FIFO in a tree is an error, not a hang", "[root][hostile]")
         Facts f;
         readRootFacts(*root, f);
         Report r = evaluate(f);
-        return f.kmsg.error + "|" + r.overall.code;
+        return f.kmsg.text + "|" + r.overall.code;
     });
     CHECK_THAT(facts, Catch::Contains("dev/kmsg is a FIFO"));
 }

@@ -14,7 +14,7 @@ Facts inodeFacts(const std::string &fstype, const std::string &superOptions, boo
 {
     Facts f;
     f.nfit.present = true;
-    f.topology.available = true;
+    f.topology.observe();
     f.topology.buses.push_back({"ndbus0", "ACPI.NFIT"});
     f.topology.regions.push_back(
         {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});

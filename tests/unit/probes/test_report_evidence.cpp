@@ -17,7 +17,7 @@ namespace
 Facts daxMount(const MountLiveFacts &live)
 {
     Facts f;
-    f.topology.available = true;
+    f.topology.observe();
     NdNamespace ns;
     ns.dev = "namespace0.0";
     ns.mode = "fsdax";
@@ -170,4 +170,31 @@ TEST_CASE("perf and tracepoints: each state in the report and its text", "[evide
     CHECK_THAT(observedText, Catch::Contains("perf counters: usable\n"));
     CHECK_THAT(observedText,
                Catch::Contains("fs_dax tracepoints: 1 events in /sys/kernel/tracing"));
+}
+
+TEST_CASE("kernel log and nd topology: each state in the report and its text", "[evidence][report]")
+{
+    auto shown = [](const Facts &f) {
+        Report r = evaluate(f);
+        return std::make_pair(reportToJson(f, r), reportToText(f, r, TextStyle::Plain));
+    };
+    Facts f = daxMount({});
+    f.kmsg.fail("open dev/kmsg: EPERM");
+    auto [failed, failedText] = shown(f);
+    CHECK(failed["kmsg"] == json({{"readable", false}, {"error", "open dev/kmsg: EPERM"}}));
+    CHECK_THAT(failedText, Catch::Contains("kernel log unreadable: open dev/kmsg: EPERM"));
+
+    f.kmsg.observe();
+    auto [observed, observedText] = shown(f);
+    CHECK(observed["kmsg"] == json({{"readable", true}, {"error", nullptr}}));
+    CHECK(observed["ndctl"] == json({{"available", true}, {"error", nullptr}}));
+    CHECK_THAT(observedText, !Catch::Contains("kernel log unreadable"));
+
+    Facts unreadable;
+    unreadable.topology.fail("list sys/bus/nd/devices: EACCES");
+    auto [noTopology, noTopologyText] = shown(unreadable);
+    CHECK(noTopology["ndctl"] ==
+          json({{"available", false}, {"error", "list sys/bus/nd/devices: EACCES"}}));
+    CHECK_THAT(noTopologyText, Catch::Contains("ndctl      list sys/bus/nd/devices: EACCES"));
+    CHECK(noTopology["verdict"]["evidence"].dump().find("EACCES") != std::string::npos);
 }

@@ -67,8 +67,8 @@ TEST_CASE("an fsdax namespace reads as ndctl lists it", "[sysfs]")
     fsdax(t);
     t.write("sys/block/pmem0/badblocks", "8 2\n100 3\n");
     Topology topo = readTree(t);
-    CHECK(topo.available);
-    CHECK(topo.error.empty());
+    CHECK(topo.observed());
+    CHECK(topo.text.empty());
     REQUIRE(topo.buses.size() == 1);
     CHECK(topo.buses[0].dev == "ndbus0");
     CHECK(topo.buses[0].provider == "ACPI.NFIT");
@@ -171,15 +171,15 @@ TEST_CASE("no nd bus is an empty, available topology; a broken sysfs is an error
     TempTree none;
     none.write("sys/bus/.keep", "");
     Topology empty = readTree(none);
-    CHECK(empty.available);
-    CHECK(empty.error.empty());
+    CHECK(empty.observed());
+    CHECK(empty.text.empty());
     CHECK(empty.buses.empty());
 
     TempTree broken;
     broken.write("sys/bus/nd/devices", "not a directory\n");
     Topology bad = readTree(broken);
-    CHECK_FALSE(bad.available);
-    CHECK_FALSE(bad.error.empty());
+    CHECK(bad.failed());
+    CHECK_FALSE(bad.text.empty());
 }
 
 TEST_CASE("nd device names, persistence domains and uuids", "[sysfs]")

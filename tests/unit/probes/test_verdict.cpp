@@ -64,7 +64,7 @@ Facts factsWith(NdNamespace ns, MountEntry m, BlockDevFacts b, std::optional<Mou
 {
     Facts f;
     f.nfit.present = true;
-    f.topology.available = true;
+    f.topology.observe();
     f.topology.regions.push_back(
         {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
     f.topology.namespaces.push_back(std::move(ns));

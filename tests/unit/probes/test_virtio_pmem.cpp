@@ -14,7 +14,7 @@ Facts virtioFacts(bool withNvdimm)
 {
     Facts f;
     f.nfit.present = withNvdimm;
-    f.topology.available = true;
+    f.topology.observe();
     f.topology.buses.push_back({"ndbus0", "virtio-pmem"});
     f.topology.regions.push_back({"region0", "ndbus0", "pmem", 536870912, 0, 0, "unknown", 0, 0});
     NdNamespace ns;
