@@ -3,19 +3,22 @@
 with the project's packages installed by apt: the `debian12-image` and
 `debian13-image` targets of the VM suite.
 
-Two layers, because the first takes minutes and changes rarely:
+Layers, because the first ones take minutes and change rarely:
 
   base  mmdebstrap of SUITE from the host's own Debian archive URI: systemd-sysv,
         udev, the kernel (linux-image-amd64), ndctl, mkfs tools and
         initramfs-tools. No initramfs is made yet. Kept as a tarball in the
         machine's cache (DAXPROBE_VM_CACHE), keyed on the suite, the package list
         and the candidate versions of those packages in the suite's lists.
-  image in OUT (the build folder), redone when the packages change: the base
-        unpacked (with --initramfs dracut, Debian's dracut package replaces
-        initramfs-tools in it: apt, from the suite's archive; never on the
-        host, where it conflicts with initramfs-tools); the initramfs made
-        once without daxprobe (OUT/initrd-nohook.img,
-        the boot-cost benchmark's reference), then `apt-get install
+  dracut (--initramfs dracut only) the base with Debian's dracut package in
+        place of initramfs-tools (apt, from the suite's archive; never on the
+        host, where it conflicts with initramfs-tools) and its initramfs made
+        once without daxprobe; cached beside the base, keyed on the base and
+        dracut's candidate version.
+  image in OUT (the build folder), redone when the packages change: the
+        layer unpacked; the initramfs without daxprobe (OUT/initrd-nohook.img,
+        the boot-cost benchmark's reference; initramfs-tools' is made by the
+        kernel's own install in the base), then `apt-get install
         ./daxprobe_*.deb` in the chroot, whose trigger remakes it with the hook
         (OUT/initrd.img). All of it runs on the host in the image's chroot, never
         in a TCG guest (~20 min there). Then: OUT/vmlinux (the ELF inside the
@@ -35,6 +38,11 @@ the kernel what happened (systemd_guest.py).
 
   debian_image.py --suite bookworm [--initramfs dracut] --deb-dir BUILD/deb --out DIR
                   [--pmem-root [--fsdax-root]] --stamp S
+  debian_image.py --suite bookworm [--initramfs dracut] --layers-only --stamp S
+
+--layers-only makes the cached layers and nothing else (no packages needed):
+the suite's `-layers` targets, which ninja runs while the packages compile.
+The image step finds them in the cache (or makes them itself when missing).
 """
 
 import argparse
@@ -51,6 +59,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from guest_kernel import default_cache, extract_vmlinux, host_archive_uri, private_apt  # noqa: E402
 
 BASE_FORMAT = 1  # bump when the base's recipe changes in a way the key cannot see
+DRACUT_FORMAT = 1  # the same for the dracut layer
 PACKAGES = ["systemd-sysv", "udev", "kmod", "linux-image-amd64", "ndctl", "daxctl",
             "xfsprogs", "e2fsprogs", "libpmem1", "zstd", "procps"]
 INITRAMFS_TOOLS = ["initramfs-tools", "dracut"]
@@ -160,6 +169,51 @@ def build_base(cache, suite):
         if old != tar:
             os.unlink(old)
     return tar, versions
+
+
+def build_dracut_layer(cache, suite, base, versions):
+    """The base with dracut instead of initramfs-tools and dracut's initramfs
+    made once without daxprobe, cached: apt and that dracut run took 2-6
+    minutes of every dracut image build, and change only with the base or
+    dracut."""
+    versions = dict(versions, **candidate_versions(cache, suite, ["dracut"]))
+    key = hashlib.sha256(json.dumps([DRACUT_FORMAT, os.path.basename(base), versions["dracut"]],
+                                    sort_keys=True).encode()).hexdigest()[:16]
+    tar = os.path.join(cache, f"debian-{suite}-dracut-{key}.tar")
+    if os.path.exists(tar):
+        log(f"dracut layer {os.path.basename(tar)} from the cache")
+        return tar, versions
+    t0 = time.monotonic()
+    root = tar[:-len(".tar")] + ".partial"
+    tmp = root + ".tar"
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    os.makedirs(root)
+    try:
+        run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
+        configure(root)  # as the image's: the same inputs for the initramfs
+        with Chroot(root) as ch:
+            ch("apt-get", "update", "-q")
+            ch("apt-get", "install", "-y", "-q", "--no-install-recommends", "dracut")
+            make_initramfs(ch, root, "dracut", kernel_version(root))
+        run(["tar", "-cf", tmp, "-C", root, "--numeric-owner", "--xattrs", "."])
+        os.replace(tmp, tar)
+    finally:
+        # Never delete through a bind mount the chroot left behind (/dev).
+        if not any(os.path.ismount(os.path.join(root, d)) for d in ("proc", "sys", "dev")):
+            shutil.rmtree(root)
+    log(f"dracut layer {os.path.basename(tar)} built in {time.monotonic() - t0:.0f} s")
+    for old in glob.glob(os.path.join(cache, f"debian-{suite}-dracut-*.tar")):
+        if old != tar:
+            os.unlink(old)
+    return tar, versions
+
+
+def kernel_version(root):
+    kvers = sorted(os.listdir(os.path.join(root, "lib/modules")))
+    if len(kvers) != 1:
+        raise RuntimeError(f"want one kernel in the image, found {kvers}")
+    return kvers[0]
 
 
 class Chroot:
@@ -344,9 +398,17 @@ def stat_is(st, kind):
     return {"chr": stat.S_ISCHR, "blk": stat.S_ISBLK, "fifo": stat.S_ISFIFO}[kind](st.st_mode)
 
 
+def build_layers(args):
+    """The cached layers the image starts from: (tarball, package versions)."""
+    base, versions = build_base(args.cache, args.suite)
+    if args.initramfs == "dracut":
+        base, versions = build_dracut_layer(args.cache, args.suite, base, versions)
+    return base, versions
+
+
 def build_image(args):
     t0 = time.monotonic()
-    base, versions = build_base(args.cache, args.suite)
+    base, versions = build_layers(args)
     out = os.path.abspath(args.out)
     root = os.path.join(out, "root")
     if os.path.exists(root):
@@ -356,10 +418,7 @@ def build_image(args):
     os.makedirs(root)
     run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
     configure(root)
-    kvers = sorted(os.listdir(os.path.join(root, "lib/modules")))
-    if len(kvers) != 1:
-        raise RuntimeError(f"want one kernel in the image, found {kvers}")
-    kver = kvers[0]
+    kver = kernel_version(root)
     guest_deb = glob.glob(os.path.join(args.deb_dir, "daxprobe_*.deb"))
     if len(guest_deb) != 1:
         raise RuntimeError(f"want one daxprobe_*.deb in {args.deb_dir}, found {guest_deb}")
@@ -371,18 +430,11 @@ def build_image(args):
             make_upgrade(d, os.path.join(debdir, "upgrade"))
     collector_deb = glob.glob(os.path.join(debdir, "daxprobe-collector_*.deb"))
     with Chroot(root) as ch:
-        if args.initramfs == "dracut":
-            # A layer on the same base: Debian's dracut replaces initramfs-tools
-            # (they conflict), from the suite's archive.
-            t = time.monotonic()
-            ch("apt-get", "update", "-q")
-            ch("apt-get", "install", "-y", "-q", "--no-install-recommends", "dracut")
-            log(f"dracut instead of initramfs-tools: {time.monotonic() - t:.0f} s")
         t = time.monotonic()
-        # The kernel's own install made one (no daxprobe yet): that is the
-        # reference; otherwise make it (dracut's own may be host-only).
+        # The kernel's own install (initramfs-tools) or the dracut layer made
+        # one without daxprobe: that is the reference; otherwise make it.
         initrd = os.path.join(root, f"boot/initrd.img-{kver}")
-        if not os.path.exists(initrd) or args.initramfs == "dracut":
+        if not os.path.exists(initrd):
             make_initramfs(ch, root, args.initramfs, kver)
         elif args.initramfs == "initramfs-tools":
             with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
@@ -452,12 +504,31 @@ def build_image(args):
     return info
 
 
+def layers_only(args):
+    """A head start, never the verdict: a failure here is printed and the
+    image step meets it again and records it for the tests to say."""
+    try:
+        if os.geteuid() != 0:
+            raise RuntimeError("building a Debian image needs root (chroot, device nodes)")
+        tar, _ = build_layers(args)
+        note = os.path.basename(tar) + "\n"
+    except (RuntimeError, OSError) as e:
+        print(f"debian_image: {e}", file=sys.stderr)
+        note = f"error: {e}\n"
+    if args.stamp:
+        with open(args.stamp, "w") as f:
+            f.write(note)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite", required=True, help="bookworm, trixie")
     ap.add_argument("--initramfs", default="initramfs-tools", choices=INITRAMFS_TOOLS)
-    ap.add_argument("--deb-dir", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--deb-dir")
+    ap.add_argument("--out")
+    ap.add_argument("--layers-only", action="store_true",
+                    help="only the cached layers (no --deb-dir, no --out)")
     ap.add_argument("--cache", default=default_cache())
     ap.add_argument("--pmem-root", action="store_true", help="also make pmem-root.img (XFS)")
     ap.add_argument("--fsdax-root", action="store_true",
@@ -465,7 +536,11 @@ def main():
                          "makes the namespace; cached)")
     ap.add_argument("--stamp", help="written last (the meson target's output)")
     args = ap.parse_args()
+    if not args.layers_only and not (args.deb_dir and args.out):
+        ap.error("--deb-dir and --out are required (or --layers-only)")
     os.makedirs(args.cache, exist_ok=True)
+    if args.layers_only:
+        return layers_only(args)
     os.makedirs(args.out, exist_ok=True)
     try:
         if os.geteuid() != 0:
