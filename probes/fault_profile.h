@@ -27,8 +27,9 @@ struct FaultProfile {
 };
 
 // Maps `path` (read-only unless `write`), touches one byte per 4 KiB page,
-// and counts; an error when the file cannot be opened or mapped at all. Reads the file: that is the
-// point, and it is why this is a separate command and not part of `check`.
+// and counts; an error when the file cannot be opened or mapped at all.
+// Reads the file: that is the point, and it is why this is a separate
+// command and not part of `check`.
 Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool write);
 
 } // namespace daxprobe
