@@ -76,7 +76,7 @@ json exerciseJson(const ExerciseRun &run)
             {"size", run.sizeBytes},
             {"allocation", "posix_fallocate"},
             {"dax", run.dax()},
-            {"statx_error", run.statx.failed() ? json(run.statx.text) : json(nullptr)},
+            {"statx_error", failureOrNull(run.statx)},
             {"phases", phases},
             {"footprint", {{"code", run.footprint.code}, {"summary", run.footprint.summary}}},
             {"error", errorOrNull(run.error)},

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "probes/evidence_state.h"
+
 namespace daxprobe
 {
 
@@ -17,6 +19,13 @@ template <typename T> nlohmann::json opt(const std::optional<T> &v)
 inline nlohmann::json errorOrNull(const std::string &s)
 {
     return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
+
+// The error of a check that failed, else null (skipped and observed checks
+// say their text elsewhere, or not at all).
+inline nlohmann::json failureOrNull(const EvidenceOutcome &e)
+{
+    return e.failed() ? nlohmann::json(e.text) : nlohmann::json(nullptr);
 }
 
 } // namespace daxprobe

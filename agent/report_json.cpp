@@ -1,5 +1,6 @@
 #include "agent/report_json.h"
 
+#include "agent/json_fields.h"
 #include "base/text_escape.h"
 #include "probes/mountinfo.h"
 #include "probes/virtio_pmem.h"
@@ -19,12 +20,6 @@ using json = nlohmann::json;
 json orNull(const std::string &s)
 {
     return s.empty() ? json(nullptr) : json(s);
-}
-
-// The error of a check that failed, else null.
-json failureText(const EvidenceOutcome &e)
-{
-    return e.failed() ? json(e.text) : json(nullptr);
 }
 
 json verdictJson(const Verdict &v)
@@ -140,7 +135,8 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["warnings"] = report.warnings;
     j["bounce_buffer"] = report.bounceBuffer ? verdictJson(*report.bounceBuffer) : json(nullptr);
     j["nfit"] = nfitJson(facts.nfit);
-    j["ndctl"] = {{"available", facts.topology.observed()}, {"error", failureText(facts.topology)}};
+    j["ndctl"] = {{"available", facts.topology.observed()},
+                  {"error", failureOrNull(facts.topology)}};
     j["buses"] = facts.topology.buses;
     json regions = json::array();
     for (const auto &r : facts.topology.regions) {
@@ -184,7 +180,7 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["meminfo"] = mem;
     j["meminfo_error"] = orNull(facts.meminfoError);
     j["faults"] = faultsJson(facts.faults);
-    j["kmsg"] = {{"readable", facts.kmsg.observed()}, {"error", failureText(facts.kmsg)}};
+    j["kmsg"] = {{"readable", facts.kmsg.observed()}, {"error", failureOrNull(facts.kmsg)}};
     return j;
 }
 

@@ -165,10 +165,15 @@ def build_base(cache, suite):
          "--essential-hook=" + hook, suite, tmp, mirror])
     os.replace(tmp, tar)
     log(f"base built in {time.monotonic() - t0:.0f} s")
-    for old in glob.glob(os.path.join(cache, f"debian-{suite}-{initramfs}-*.tar")):
-        if old != tar:
-            os.unlink(old)
+    drop_older(cache, f"debian-{suite}-{initramfs}-*.tar", tar)
     return tar, versions
+
+
+def drop_older(cache, pattern, keep):
+    """The cache keeps one tarball per layer: the one just made."""
+    for old in glob.glob(os.path.join(cache, pattern)):
+        if old != keep:
+            os.unlink(old)
 
 
 def build_dracut_layer(cache, suite, base, versions):
@@ -186,8 +191,7 @@ def build_dracut_layer(cache, suite, base, versions):
     t0 = time.monotonic()
     root = tar[:-len(".tar")] + ".partial"
     tmp = root + ".tar"
-    if os.path.exists(root):
-        shutil.rmtree(root)
+    remove_root(root)
     os.makedirs(root)
     try:
         run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
@@ -199,14 +203,20 @@ def build_dracut_layer(cache, suite, base, versions):
         run(["tar", "-cf", tmp, "-C", root, "--numeric-owner", "--xattrs", "."])
         os.replace(tmp, tar)
     finally:
-        # Never delete through a bind mount the chroot left behind (/dev).
-        if not any(os.path.ismount(os.path.join(root, d)) for d in ("proc", "sys", "dev")):
-            shutil.rmtree(root)
+        remove_root(root)
     log(f"dracut layer {os.path.basename(tar)} built in {time.monotonic() - t0:.0f} s")
-    for old in glob.glob(os.path.join(cache, f"debian-{suite}-dracut-*.tar")):
-        if old != tar:
-            os.unlink(old)
+    drop_older(cache, f"debian-{suite}-dracut-*.tar", tar)
     return tar, versions
+
+
+def remove_root(root):
+    """Deletes a chroot tree if there is one; what a killed build left
+    mounted in it is unmounted first, so nothing is deleted through /dev."""
+    if not os.path.exists(root):
+        return
+    subprocess.run(["umount", "-R", "-l", *(os.path.join(root, d) for d in ("proc", "sys", "dev"))],
+                   capture_output=True)
+    shutil.rmtree(root)
 
 
 def kernel_version(root):
@@ -400,6 +410,8 @@ def stat_is(st, kind):
 
 def build_layers(args):
     """The cached layers the image starts from: (tarball, package versions)."""
+    if os.geteuid() != 0:
+        raise RuntimeError("building a Debian image needs root (chroot, device nodes)")
     base, versions = build_base(args.cache, args.suite)
     if args.initramfs == "dracut":
         base, versions = build_dracut_layer(args.cache, args.suite, base, versions)
@@ -411,10 +423,7 @@ def build_image(args):
     base, versions = build_layers(args)
     out = os.path.abspath(args.out)
     root = os.path.join(out, "root")
-    if os.path.exists(root):
-        subprocess.run(["umount", "-R", "-l", *(os.path.join(root, d) for d in
-                                                ("proc", "sys", "dev"))], capture_output=True)
-        shutil.rmtree(root)
+    remove_root(root)
     os.makedirs(root)
     run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
     configure(root)
@@ -508,8 +517,6 @@ def layers_only(args):
     """A head start, never the verdict: a failure here is printed and the
     image step meets it again and records it for the tests to say."""
     try:
-        if os.geteuid() != 0:
-            raise RuntimeError("building a Debian image needs root (chroot, device nodes)")
         tar, _ = build_layers(args)
         note = os.path.basename(tar) + "\n"
     except (RuntimeError, OSError) as e:
@@ -543,8 +550,6 @@ def main():
         return layers_only(args)
     os.makedirs(args.out, exist_ok=True)
     try:
-        if os.geteuid() != 0:
-            raise RuntimeError("building a Debian image needs root (chroot, device nodes)")
         build_image(args)
     except (RuntimeError, OSError) as e:
         # The tests read the reason and say it (SKIP); the build goes on.
