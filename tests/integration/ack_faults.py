@@ -490,11 +490,12 @@ def case_tiny_fs():
         print(f"tiny-fs: 1,500 reports of 1.6 kB, --max-rows 100: at most {peak[0] >> 10} KiB "
               f"on disk (sampled)", flush=True)
         # Someone else fills the filesystem; bigger reports need more pages.
-        with open(filler, "wb") as f:
+        # Unbuffered: a buffered file would flush what did not fit again when
+        # it is closed, and raise ENOSPC there.
+        with open(filler, "wb", buffering=0) as f:
             try:
                 while True:
                     f.write(b"\0" * 65536)
-                    f.flush()
             except OSError:
                 pass
         guest.pad = 5000
