@@ -25,11 +25,11 @@ bool hasNoCase(std::string_view s, std::string_view needle)
     return it != s.end();
 }
 
-enum class Outcome { Pending, Mounted, Failed };
+enum class AttemptResult { Pending, Mounted, Failed };
 
 struct Attempt {
     std::vector<std::string> lines;
-    Outcome outcome = Outcome::Pending;
+    AttemptResult outcome = AttemptResult::Pending;
     bool unmounted = false;
 };
 
@@ -76,14 +76,15 @@ DeviceKmsg attributeKmsg(const std::vector<KmsgRecord> &records, const std::stri
             continue;
         MountEvent e = classifyMountLine(r.message);
         if (e == MountEvent::Unmounted && open.lines.empty() && !attempts.empty() &&
-            attempts.back().outcome == Outcome::Mounted) {
+            attempts.back().outcome == AttemptResult::Mounted) {
             attempts.back().unmounted = true;
             attempts.back().lines.push_back(r.message);
             continue;
         }
         open.lines.push_back(r.message);
         if (e == MountEvent::Mounted || e == MountEvent::DaxRefused || e == MountEvent::Failed) {
-            open.outcome = e == MountEvent::Mounted ? Outcome::Mounted : Outcome::Failed;
+            open.outcome =
+                e == MountEvent::Mounted ? AttemptResult::Mounted : AttemptResult::Failed;
             attempts.push_back(std::move(open));
             open = {};
         }
@@ -97,22 +98,22 @@ DeviceKmsg attributeKmsg(const std::vector<KmsgRecord> &records, const std::stri
     // a refusal never is (that mount failed).
     int current = -1;
     for (int i = static_cast<int>(attempts.size()) - 1; i >= 0; --i)
-        if (attempts[i].outcome == Outcome::Mounted && !attempts[i].unmounted) {
+        if (attempts[i].outcome == AttemptResult::Mounted && !attempts[i].unmounted) {
             current = i;
             break;
         }
     out.attributed = current >= 0;
     for (int i = 0; i < static_cast<int>(attempts.size()); ++i) {
         const Attempt &a = attempts[i];
-        bool isCurrent = i == current || (current < 0 && a.outcome == Outcome::Pending);
+        bool isCurrent = i == current || (current < 0 && a.outcome == AttemptResult::Pending);
         if (isCurrent) {
             out.current.insert(out.current.end(), a.lines.begin(), a.lines.end());
             continue;
         }
-        const char *what = a.outcome == Outcome::Failed    ? "failed"
-                           : a.unmounted                   ? "unmounted"
-                           : a.outcome == Outcome::Mounted ? "superseded"
-                                                           : "unfinished";
+        const char *what = a.outcome == AttemptResult::Failed    ? "failed"
+                           : a.unmounted                         ? "unmounted"
+                           : a.outcome == AttemptResult::Mounted ? "superseded"
+                                                                 : "unfinished";
         for (const auto &l : a.lines) {
             MountEvent e = classifyMountLine(l);
             if (e == MountEvent::DaxRefused || e == MountEvent::DaxTurnedOff || hasNoCase(l, "dax"))
