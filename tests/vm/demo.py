@@ -4,19 +4,20 @@ daxprobe's report for it.
 
   tests/vm/demo.py [BUILDDIR]      (default: build)
 
-Builds what it needs (meson setup if BUILDDIR does not exist, then daxprobe,
-the collector, the guest kernel and an initramfs with daxprobe from the build
-tree: the test suite's guests take it from the .deb instead, which costs a
-second compile the demo does not wait for), then boots Debian's kernel under QEMU/TCG twice (~6-10 s
-each):
+Builds what it needs (packaging/build-tree.sh: meson setup with the package
+build's flags if BUILDDIR does not exist, then daxprobe, the collector, the
+guest kernel and an initramfs with daxprobe from the build tree; the test
+suite's guests take it from the .deb instead, whose compile is then ccache
+hits), then boots Debian's kernel under QEMU/TCG twice (~6-10 s each):
   1. fsdax namespace, ext4 mounted -o dax: DAX is really in effect;
   2. raw namespace, XFS mounted -o dax=always: the mount "works" but the
      kernel silently turned DAX off. This is the case daxprobe exists for.
 Prints daxprobe's human-readable report (`daxprobe check`) from inside each
 guest. Then a third guest runs `daxprobe agent`, which reports over
 virtio-serial to `daxprobe-collector` on the host (stopped and restarted
-midway); the demo shows the collector storing the reports and its `query`. Exit 0 when both guests ran and daxprobe answered as expected (0, 1),
-77 when the test bed cannot run here (the reason is printed), 1 otherwise.
+midway); the demo shows the collector storing the reports and its `query`.
+Exit 0 when both guests ran and daxprobe answered as expected (0, 1), 77
+when the test bed cannot run here (the reason is printed), 1 otherwise.
 """
 
 import os
@@ -46,18 +47,12 @@ def say(msg=""):
 
 
 def build(builddir):
-    if not os.path.isdir(os.path.join(builddir, "meson-private")):
-        say(f"== meson setup {builddir}")
-        subprocess.run(["meson", "setup", builddir, SOURCE_ROOT], check=True)
-    else:
-        # A build dir from before a pull: meson compile names targets from the
-        # last configuration, so regenerate it first when meson.build changed.
-        subprocess.run(["ninja", "-C", builddir, "build.ninja"], check=True,
-                       stdout=subprocess.DEVNULL)
+    # Configured and compiled as the package build compiles (build-tree.sh):
+    # the suite's package build (README line 2) is then ccache hits.
     say(f"== building daxprobe and the guest image in {builddir} "
         f"(first time: downloads Debian's kernel package, ~70 MB)")
-    subprocess.run(["meson", "compile", "-C", builddir, "guest-initramfs-demo", "daxprobe-collector",
-                    "daxprobe-collector-run"],
+    subprocess.run([os.path.join(SOURCE_ROOT, "packaging", "build-tree.sh"), builddir,
+                    "guest-initramfs-demo", "daxprobe-collector", "daxprobe-collector-run"],
                    check=True)
 
 

@@ -9,10 +9,17 @@ file under debian/ and packaging/ and every meson.build. The target also
 depends on the built programs, so a source change rebuilds it; nothing else
 does (not every `meson test`).
 
+Built without -g (DEB_CFLAGS_STRIP/DEB_CXXFLAGS_STRIP, unless the caller set
+them), as packaging/build-tree.sh compiles the build tree (README line 1,
+.ci/run): with the same flags this second compile of the same sources is
+ccache hits. -g changes no instruction of the stripped programs the guests
+run; a release build (packaging/build-debs.sh alone) keeps it.
+
 DEB_BUILD_OPTIONS gets `nocheck` (the suite runs the unit tests itself; the
-package build would run them a second time) and `parallel=<cores>` unless the
-caller set them. CI then runs lintian on OUTDIR/*.changes and installs the
-host package from there (.ci/run): one package build per CI run.
+package build would run them a second time), `noautodbgsym` (no -g, no debug
+symbols) and `parallel=<cores>` unless the caller set them. CI then runs
+lintian on OUTDIR/*.changes and installs the host package from there
+(.ci/run): one package build per CI run.
 
   guest_deb.py --source SRC --out BUILD/deb --stamp debs.stamp --depfile debs.d
 """
@@ -36,8 +43,11 @@ def tracked_inputs(src):
 
 def build_options():
     opts = os.environ.get("DEB_BUILD_OPTIONS", "").split()
-    if not any(o == "nocheck" for o in opts):
-        opts.append("nocheck")
+    # Without -g there is nothing for a -dbgsym package (lintian:
+    # debug-file-with-no-debug-symbols).
+    for o in ("nocheck", "noautodbgsym"):
+        if o not in opts:
+            opts.append(o)
     if not any(o.startswith("parallel=") for o in opts):
         opts.append(f"parallel={os.cpu_count() or 1}")
     return " ".join(opts)
@@ -53,6 +63,8 @@ def main():
 
     src = os.path.abspath(args.source)
     env = dict(os.environ, DEB_BUILD_OPTIONS=build_options())
+    for var in ("DEB_CFLAGS_STRIP", "DEB_CXXFLAGS_STRIP"):
+        env.setdefault(var, "-g")
     t0 = time.monotonic()
     p = subprocess.run([os.path.join(src, "packaging", "build-debs.sh"), "--no-lintian",
                         os.path.abspath(args.out)], env=env)
