@@ -29,8 +29,8 @@ systemd guest takes tens of seconds).
       of daxprobe-collector: enabled and running, restarted on upgrade,
       stopped on remove with its data kept, nothing left after purge.
   --scenario dracut-warn | dracut-strict (an image made with --initramfs dracut)
-      as services' boot/initramfs-strict; lsinitrd lists the daxprobe module; strict:
-      dracut's FATAL and halt, the root never switched to.
+      as services' warn boot / initramfs-strict; lsinitrd lists the daxprobe
+      module; strict: dracut's FATAL and halt, the root never switched to.
 
 Exit: 0 pass, 1 fail, 77 skip (reason printed), 99 harness error.
 """
