@@ -10,9 +10,11 @@
 # on a copy in OUTDIR/daxprobe (the tracked files, uncommitted changes
 # included): nothing is written outside OUTDIR.
 #
-# ccache: the CI's own build exports the same dpkg-buildflags, and with
-# CCACHE_BASEDIR (this tree), CCACHE_NOHASHDIR and -ffile-prefix-map left
-# out of the hash, this second compile of the same sources is cache hits.
+# ccache: packaging/build-tree.sh compiles the build tree with the same
+# dpkg-buildflags and sets the same three CCACHE_ variables (BASEDIR this
+# tree, NOHASHDIR, -ffile-prefix-map left out of the hash), so this second
+# compile of the same sources is cache hits; the suite's package build
+# (tests/vm/guest_deb.py) drops -g as build-tree.sh does.
 set -eu
 lintian=yes
 if [ "${1:-}" = --no-lintian ]; then
