@@ -518,22 +518,55 @@ class GuestKernelCrash(unittest.TestCase):
 
 class SharedBoot(unittest.TestCase):
     """A scenario that runs after another in the same boot is checked as
-    itself over its own folder (/results/NAME/), and must have shipped one."""
+    itself over its own folder (/results/NAME/), and must have shipped one,
+    with its own slice of the kernel log. Two captured scenarios stand in for
+    a shared boot's results (as /init lays them out)."""
+
+    FIRST, LATER = "devdax", "devdax-system-ram"
+
+    def shared(self):
+        lead = scenarios.SCENARIOS[self.FIRST]
+        lead = scenarios.Scenario(lead.name, lead.check, then=(self.LATER,))
+        files = dict(load(self.FIRST))
+        files.update({f"{self.LATER}/{k}": v for k, v in load(self.LATER).items()})
+        mark = f"[   42.000000] {scenarios.KMSG_MARK}{self.LATER} begins\n".encode()
+        files[f"{self.LATER}/dmesg.txt"] = mark + files[f"{self.LATER}/dmesg.txt"]
+        return (lambda fs: scenarios.run_checks(lead, fs, live=True)[0].failures), files, mark
 
     def test_later_scenario_is_checked(self):
-        first, later = "devdax", "devdax-system-ram"
-        self.assertIn(later, scenarios.SCENARIOS[first].then)
-        files = dict(load(first))
-        files.update({f"{later}/{k}": v for k, v in load(later).items()})
-        self.assertEqual(scenarios.run_checks(scenarios.SCENARIOS[first], files, live=True)[0]
-                         .failures, [])
+        run, files, _ = self.shared()
+        later = self.LATER
+        self.assertEqual(run(files), [])
         broken = with_json(files, f"{later}/check.json",
                            lambda d: d["namespaces"][0]["verdict"].__setitem__("code", "dax_capable"))
-        f = scenarios.run_checks(scenarios.SCENARIOS[first], broken, live=True)[0].failures
+        f = run(broken)
         self.assertTrue(f and all(x.startswith(f"[{later}]") for x in f), f)
         only_first = {k: v for k, v in files.items() if not k.startswith(later + "/")}
-        f = scenarios.run_checks(scenarios.SCENARIOS[first], only_first, live=True)[0].failures
-        self.assertTrue(any("shipped no results" in x for x in f), f)
+        self.assertTrue(any("shipped no results" in x for x in run(only_first)), run(only_first))
+
+    def test_each_scenario_has_its_own_kernel_log(self):
+        """A kernel log line of an earlier scenario in the same boot must not
+        pass a later one's check: each dmesg.txt is that scenario's slice."""
+        run, files, mark = self.shared()
+        later = self.LATER
+        # The whole boot's log as the later one's: its mark is not its first line.
+        whole = dict(files, **{f"{later}/dmesg.txt": files["dmesg.txt"] + mark})
+        self.assertTrue(any(f.startswith(f"[{later}] a later scenario's kernel log begins")
+                            for f in run(whole)), run(whole))
+        # The first one's log running on into the later one's.
+        on = dict(files, **{"dmesg.txt": files["dmesg.txt"] + files[f"{later}/dmesg.txt"]})
+        self.assertTrue(any(f.startswith("scenario marks") for f in run(on)), run(on))
+
+    def test_shared_boots_can_share(self):
+        """What `then` names exists, runs nothing further itself, and needs
+        the same QEMU as its lead (one boot) and no host actor."""
+        qemu = lambda s: (s.nvdimm, s.label_size, s.virtio_pmem, s.cmdline)
+        for lead in scenarios.SCENARIOS.values():
+            for name in lead.then:
+                with self.subTest(lead=lead.name, later=name):
+                    s = scenarios.SCENARIOS[name]
+                    self.assertEqual((s.then, s.host), ((), None))
+                    self.assertEqual(qemu(s), qemu(lead))
 
 
 class EveryAssertionKind(unittest.TestCase):
