@@ -188,7 +188,8 @@ def check_lifecycle(c, g, coll):
 
 
 def scenario_services(c, g, collector_bin, image_dir, info):
-    check_initramfs_contents(c, image_dir, info.get("initramfs", "initramfs-tools"))
+    check_initramfs_contents(c, image_dir, info.get("initramfs", "initramfs-tools"),
+                             info.get("modules"))
     t0 = time.monotonic()
     check_warn_boot(c, g)
     rc, state = g.sh("systemctl is-system-running --wait", timeout=600)
@@ -290,7 +291,7 @@ def dracut_modules(listing):
     return mods
 
 
-def check_initramfs_contents(c, image_dir, generator):
+def check_initramfs_contents(c, image_dir, generator, modules=None):
     text = open(os.path.join(image_dir, "lsinitramfs.txt")).read()
     names = set(text.split())
 
@@ -308,11 +309,18 @@ def check_initramfs_contents(c, image_dir, generator):
     for mod in ("libnvdimm.ko", "nfit.ko", "nd_pmem.ko", "dax_pmem.ko", "xfs.ko"):
         c.check(has("/" + mod) or has("/" + mod + ".xz") or has("/" + mod + ".zst"),
                 f"initramfs holds {mod}")
+    if modules == "list":
+        # An appliance's MODULES=list: without daxprobe the initramfs had
+        # none of the NVDIMM's modules, so the hook brought them.
+        before = set(open(os.path.join(image_dir, "lsinitramfs-nohook.txt")).read().split())
+        for mod in ("libnvdimm.ko", "nfit.ko", "nd_pmem.ko"):
+            c.check(not any(n.endswith(("/" + mod, f"/{mod}.xz", f"/{mod}.zst")) for n in before),
+                    f"MODULES=list: {mod} only with daxprobe's hook")
 
 
 def scenario_initramfs(c, g, mode, image_dir, info):
     generator = info.get("initramfs", "initramfs-tools")
-    check_initramfs_contents(c, image_dir, generator)
+    check_initramfs_contents(c, image_dir, generator, info.get("modules"))
     t0 = time.monotonic()
     if mode == "strict" and generator == "dracut":
         g.wait_console(rb"daxprobe\.mode=strict: stopping the boot", 600)
