@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "agent/json_fields.h"
+#include "agent/text_fields.h"
 #include <fmt/ranges.h>
 
 #include "probes/footprint.h"
@@ -33,11 +34,6 @@ FaultNumbers faultNumbers(const CommandRun &run)
 {
     return chooseFaults(run.counts.minorFaults, run.counts.majorFaults, run.rusageMinor,
                         run.rusageMajor);
-}
-
-std::string count(const std::optional<std::uint64_t> &v)
-{
-    return v ? std::to_string(*v) : "?";
 }
 
 std::string signedKb(const std::optional<std::int64_t> &v)
@@ -133,7 +129,7 @@ std::string commandText(const CommandRun &run)
                         f.minor, f.major, run.counts.perfError);
     if (c.pmdFaults || c.pteFaults)
         out += fmt::format("fs_dax        {} PMD ({} fell back to 4 KiB), {} PTE\n",
-                           count(c.pmdFaults), count(c.pmdFallbacks), count(c.pteFaults));
+                           countOr(c.pmdFaults), countOr(c.pmdFallbacks), countOr(c.pteFaults));
     else
         out += fmt::format("fs_dax        not counted: {}\n", c.tracepointError);
     auto vm = vmstatDelta(run.vmstatBefore, run.vmstatAfter, {"pgfault", "pgmajfault"});

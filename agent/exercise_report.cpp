@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agent/json_fields.h"
+#include "agent/text_fields.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe
@@ -31,11 +32,6 @@ std::optional<std::int64_t> cachedDelta(const ExercisePhase &p)
 FaultNumbers faults(const ExercisePhase &p)
 {
     return chooseFaults(p.counts.minorFaults, p.counts.majorFaults, p.rusageMinor, p.rusageMajor);
-}
-
-std::string count(const std::optional<std::uint64_t> &v)
-{
-    return v ? std::to_string(*v) : "-";
 }
 
 } // namespace
@@ -110,8 +106,9 @@ std::string exerciseText(const ExerciseRun &run)
                     : "?";
             out += fmt::format("{:<11} {:>8.3f} {:>10} {:>12} {:>7} {:>6} {:>5} {:>8} {:>6}  {}\n",
                                p.name, p.seconds, d ? fmt::format("{:+}", *d) : "?", file, f.minor,
-                               f.major, count(p.counts.pmdFaults), count(p.counts.pmdFallbacks),
-                               count(p.counts.pteFaults), p.footprint.code);
+                               f.major, countOr(p.counts.pmdFaults, "-"),
+                               countOr(p.counts.pmdFallbacks, "-"),
+                               countOr(p.counts.pteFaults, "-"), p.footprint.code);
         }
         const ExercisePhase &first = run.phases.front();
         if (faults(first).source != "perf")

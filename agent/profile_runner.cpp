@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "agent/json_fields.h"
+#include "agent/text_fields.h"
 #include "probes/fault_profile.h"
 #include "probes/profile_verdict.h"
 #include "protocol/verdicts.h"
@@ -14,20 +16,10 @@ namespace
 
 using json = nlohmann::json;
 
-template <typename T> json opt(const std::optional<T> &v)
-{
-    return v ? json(*v) : json(nullptr);
-}
-
 json residencyJson(const Residency &r)
 {
     return {{"method", r.method.empty() ? json(nullptr) : json(r.method)},
             {"resident_bytes", r.observed() ? json(r.residentBytes) : json(nullptr)}};
-}
-
-std::string count(const std::optional<std::uint64_t> &v)
-{
-    return v ? std::to_string(*v) : "?";
 }
 
 } // namespace
@@ -79,13 +71,13 @@ ProfileOutcome runProfile(const ProfileOptions &options)
         out.text += fmt::format("{} ({} bytes, {}; {} pages {} in {:.3f} s)\n", path, p.sizeBytes,
                                 p.dax ? "DAX" : "not DAX", p.pagesTouched,
                                 p.write ? "written" : "read", p.seconds);
-        out.text +=
-            fmt::format("  page faults   {} minor, {} major{}\n", count(c.minorFaults),
-                        count(c.majorFaults), c.perfError.empty() ? "" : " (" + c.perfError + ")");
+        out.text += fmt::format("  page faults   {} minor, {} major{}\n", countOr(c.minorFaults),
+                                countOr(c.majorFaults),
+                                c.perfError.empty() ? "" : " (" + c.perfError + ")");
         if (p.dax)
             out.text +=
-                fmt::format("  fs_dax        {} PMD ({} fell back), {} PTE{}\n", count(c.pmdFaults),
-                            count(c.pmdFallbacks), count(c.pteFaults),
+                fmt::format("  fs_dax        {} PMD ({} fell back), {} PTE{}\n",
+                            countOr(c.pmdFaults), countOr(c.pmdFallbacks), countOr(c.pteFaults),
                             c.tracepointError.empty() ? "" : " (" + c.tracepointError + ")");
         else
             out.text +=

@@ -16,7 +16,7 @@ namespace
 const std::string kDev = "sys/bus/nd/devices/ndbus0/region0/dax0.0/dax0.0";
 const std::string kMem = "sys/devices/system/memory/";
 
-DaxDevice readTree(const TempTree &t)
+DaxDevice readDaxDevice(const TempTree &t)
 {
     auto root = Root::open(t.dir.string());
     REQUIRE(root);
@@ -47,7 +47,7 @@ TEST_CASE("device_dax bound: devdax, no memory blocks", "[dax_device]")
     TempTree t;
     device(t);
     t.write("sys/bus/dax/drivers/device_dax/dax0.0/size", "534773760\n");
-    DaxDevice d = readTree(t);
+    DaxDevice d = readDaxDevice(t);
     CHECK(d.mode == "devdax");
     CHECK(d.state.empty());
     CHECK(d.size == 534773760);
@@ -62,7 +62,7 @@ TEST_CASE("kmem bound: system-ram, the device's own memory blocks", "[dax_device
     TempTree t;
     device(t);
     t.write("sys/bus/dax/drivers/kmem/dax0.0/size", "534773760\n");
-    DaxDevice d = readTree(t);
+    DaxDevice d = readDaxDevice(t);
     CHECK(d.mode == "system-ram");
     // 534773760 bytes reach into block 0x27 (0x13e000000 < 0x140000000).
     CHECK(d.totalMemblocks == 4u);
@@ -72,14 +72,14 @@ TEST_CASE("kmem bound: system-ram, the device's own memory blocks", "[dax_device
     t.write(kMem + "memory38/state", "offline\n");
     t.write(kMem + "memory38/valid_zones", "Normal Movable\n");
     t.write(kMem + "memory37/valid_zones", "Normal\n");
-    d = readTree(t);
+    d = readDaxDevice(t);
     CHECK(d.totalMemblocks == 4u);
     CHECK(d.onlineMemblocks == 3u);
     CHECK(d.movable == false);
 
     for (const char *b : {"36", "37", "38", "39"})
         t.write(kMem + "memory" + b + "/state", "offline\n");
-    d = readTree(t);
+    d = readDaxDevice(t);
     CHECK(d.onlineMemblocks == 0u);
     CHECK(!d.movable); // daxctl shows movable only for online memory
 }
@@ -88,7 +88,7 @@ TEST_CASE("no driver bound: disabled, no mode", "[dax_device]")
 {
     TempTree t;
     device(t);
-    DaxDevice d = readTree(t);
+    DaxDevice d = readDaxDevice(t);
     CHECK(d.mode.empty());
     CHECK(d.state == "disabled");
 }
