@@ -13,6 +13,7 @@ reason instead of failing the build of the whole project).
 """
 
 import argparse
+import fcntl
 import glob
 import json
 import lzma
@@ -65,16 +66,21 @@ def private_apt(cache, suite):
         os.makedirs(os.path.join(base, d), exist_ok=True)
     src = os.path.join(base, "sources.list")
     keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
-    with open(src, "w") as f:
-        f.write(f"deb [signed-by={keyring}] {host_archive_uri()} {suite} main\n")
     opts = ["-o", f"Dir::Etc::sourcelist={src}", "-o", "Dir::Etc::sourceparts=/dev/null",
             "-o", f"Dir::State::Lists={base}/lists", "-o", f"Dir::Cache={base}/cache",
             "-o", "Acquire::Languages=none"]
-    if not glob.glob(os.path.join(base, "lists", "*_Packages")):
-        try:
-            run(["apt-get"] + opts + ["update", "-qq"])
-        except subprocess.CalledProcessError as e:
-            raise RuntimeError(f"apt-get update for {suite} failed: {e.stderr.strip()}")
+    # One writer at a time: ninja runs a suite's kernel and its Debian layers
+    # side by side, and apt-get fails rather than waits on its lists' lock
+    # (a new machine's Debian 13 base lost its head start to that).
+    with open(os.path.join(base, "update.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        with open(src, "w") as f:
+            f.write(f"deb [signed-by={keyring}] {host_archive_uri()} {suite} main\n")
+        if not glob.glob(os.path.join(base, "lists", "*_Packages")):
+            try:
+                run(["apt-get"] + opts + ["update", "-qq"])
+            except subprocess.CalledProcessError as e:
+                raise RuntimeError(f"apt-get update for {suite} failed: {e.stderr.strip()}")
     return opts
 
 
