@@ -76,7 +76,9 @@ def private_apt(cache, suite):
         fcntl.flock(lock, fcntl.LOCK_EX)
         with open(src, "w") as f:
             f.write(f"deb [signed-by={keyring}] {host_archive_uri()} {suite} main\n")
-        if not glob.glob(os.path.join(base, "lists", "*_Packages")):
+        # Packages, or Packages.lz4 where apt keeps its lists compressed
+        # (Acquire::GzipIndexes, as on this project's machines).
+        if not glob.glob(os.path.join(base, "lists", "*_Packages*")):
             try:
                 run(["apt-get"] + opts + ["update", "-qq"])
             except subprocess.CalledProcessError as e:
