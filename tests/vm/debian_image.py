@@ -200,13 +200,12 @@ def build_dracut_layer(cache, suite, base, versions):
         configure(root)  # as the image's: the same inputs for the initramfs
         dracut_config(root)
         initrd = os.path.join(root, f"boot/initrd.img-{kernel_version(root)}")
-        made = os.stat(initrd).st_mtime_ns if os.path.exists(initrd) else None
+        before = mtime(initrd)
         with Chroot(root) as ch:
             ch("apt-get", "update", "-q")
             # Its postinst's trigger makes the initramfs (with DRACUT_CONF).
             ch("apt-get", "install", "-y", "-q", "--no-install-recommends", "dracut")
-        if not os.path.exists(initrd) or os.stat(initrd).st_mtime_ns == made:
-            raise RuntimeError("apt-get install dracut made no initramfs")
+        expect_remade(initrd, before, "apt-get install dracut")
         run(["tar", "-cf", tmp, "-C", root, "--numeric-owner", "--xattrs", "."])
         os.replace(tmp, tar)
     finally:
@@ -293,16 +292,14 @@ drivers="xfs nfit nd_pmem"
 """
 
 
-def make_initramfs(ch, root, initramfs, kver):
-    if initramfs == "dracut":
-        dracut_config(root)
-        ch("dracut", "--force", "--kver", kver, f"/boot/initrd.img-{kver}")
-    else:
-        with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
-            f.write("update_initramfs=yes\n")
-        ch("update-initramfs", "-c" if not os.path.exists(
-            os.path.join(root, f"boot/initrd.img-{kver}")) else "-u", "-k", kver)
-    return os.path.join(root, f"boot/initrd.img-{kver}")
+def mtime(path):
+    return os.stat(path).st_mtime_ns if os.path.exists(path) else None
+
+
+def expect_remade(initrd, before, what):
+    """The generator's trigger ran: the initramfs is newer than `before`."""
+    if mtime(initrd) in (None, before):
+        raise RuntimeError(f"{what} did not make the initramfs {initrd}")
 
 
 # MODULES=list: an appliance's initramfs-tools, with only the modules its
@@ -489,27 +486,26 @@ def build_image(args):
         # The kernel's own install (initramfs-tools) or the dracut layer made
         # one without daxprobe: that is the reference; otherwise make it.
         initrd = os.path.join(root, f"boot/initrd.img-{kver}")
-        if args.modules == "list":
-            appliance_modules(root)
-        if not os.path.exists(initrd) or args.modules == "list":
-            make_initramfs(ch, root, args.initramfs, kver)
-        elif args.initramfs == "initramfs-tools":
+        if not os.path.exists(initrd):
+            raise RuntimeError(f"the layer {os.path.basename(base)} has no {initrd}")
+        if args.initramfs == "initramfs-tools":
+            # Off while the base was made; a user's apt runs it.
             with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
                 f.write("update_initramfs=yes\n")
+            if args.modules == "list":
+                appliance_modules(root)
+                ch("update-initramfs", "-u", "-k", kver)
         shutil.copy(initrd, os.path.join(out, "initrd-nohook.img"))
         lsinitramfs(ch, args.initramfs, kver, os.path.join(out, "lsinitramfs-nohook.txt"))
         log(f"initramfs without daxprobe: {time.monotonic() - t:.0f} s")
         t = time.monotonic()
-        if args.initramfs == "dracut":
-            dracut_config(root)  # a layer made before it was in the layer's recipe
-        made = os.stat(initrd).st_mtime_ns
+        before = mtime(initrd)
         # As a user would: apt installs the package; its initramfs hook
         # triggers the initramfs generator (update-initramfs; dracut takes
         # that trigger too), which remakes the initramfs with daxprobe.
         ch("apt-get", "install", "-y", "-q", "--no-install-recommends",
            "/root/debs/" + os.path.basename(guest_deb[0]))
-        if os.stat(initrd).st_mtime_ns == made:
-            raise RuntimeError("apt-get install daxprobe did not remake the initramfs")
+        expect_remade(initrd, before, "apt-get install daxprobe")
         log(f"apt-get install daxprobe + initramfs: {time.monotonic() - t:.0f} s")
         t = time.monotonic()
         collector = "no daxprobe-collector .deb"
