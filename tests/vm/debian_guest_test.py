@@ -309,13 +309,25 @@ def check_initramfs_contents(c, image_dir, generator, modules=None):
     for mod in ("libnvdimm.ko", "nfit.ko", "nd_pmem.ko", "dax_pmem.ko", "xfs.ko"):
         c.check(has("/" + mod) or has("/" + mod + ".xz") or has("/" + mod + ".zst"),
                 f"initramfs holds {mod}")
+    if modules is None:
+        return
+    before = set(open(os.path.join(image_dir, "lsinitramfs-nohook.txt")).read().split())
+
+    def had(mod):
+        return any(n.endswith(("/" + mod, f"/{mod}.xz", f"/{mod}.zst")) for n in before)
+    # The initramfs without daxprobe was made with the image's MODULES:
+    # Debian's `most` copies the disk controllers' drivers (ahci), an
+    # appliance's `list` only what it names.
+    c.check(had("ahci.ko") == (modules == "most"),
+            f"MODULES={modules}: ahci.ko {'in' if modules == 'most' else 'not in'} "
+            "the initramfs without daxprobe")
     if modules == "list":
-        # An appliance's MODULES=list: without daxprobe the initramfs had
-        # none of the NVDIMM's modules, so the hook brought them.
-        before = set(open(os.path.join(image_dir, "lsinitramfs-nohook.txt")).read().split())
+        for mod in ("virtio_blk.ko", "xfs.ko"):
+            c.check(had(mod), f"MODULES=list: {mod} named in /etc/initramfs-tools/modules")
+        # Neither does `most` bring the NVDIMM's modules; with `list` nothing
+        # else can: the hook brought them.
         for mod in ("libnvdimm.ko", "nfit.ko", "nd_pmem.ko"):
-            c.check(not any(n.endswith(("/" + mod, f"/{mod}.xz", f"/{mod}.zst")) for n in before),
-                    f"MODULES=list: {mod} only with daxprobe's hook")
+            c.check(not had(mod), f"MODULES=list: {mod} only with daxprobe's hook")
 
 
 def scenario_initramfs(c, g, mode, image_dir, info):

@@ -7,10 +7,11 @@ Layers, because the first ones take minutes and change rarely:
 
   base  mmdebstrap of SUITE from the host's own Debian archive URI: systemd-sysv,
         udev, the kernel (linux-image-amd64), ndctl, mkfs tools and
-        initramfs-tools (which makes the kernel's initramfs as Debian
-        configures it, MODULES=most). Kept as a tarball in the
-        machine's cache (DAXPROBE_VM_CACHE), keyed on the suite, the package list
-        and the candidate versions of those packages in the suite's lists.
+        initramfs-tools, set up before the kernel's install makes the
+        initramfs (--modules: Debian's MODULES=most, or an appliance's list).
+        Kept as a tarball in the machine's cache (DAXPROBE_VM_CACHE), keyed
+        on the suite, the package list, the candidate versions of those
+        packages in the suite's lists and MODULES.
   dracut (--initramfs dracut only) the base with Debian's dracut package in
         place of initramfs-tools (apt, from the suite's archive; never on the
         host, where it conflicts with initramfs-tools), DRACUT_CONF, and its
@@ -19,7 +20,7 @@ Layers, because the first ones take minutes and change rarely:
   image in OUT (the build folder), redone when the packages change: the
         layer unpacked; the initramfs without daxprobe (OUT/initrd-nohook.img,
         the boot-cost benchmark's reference; initramfs-tools' is the one the
-        kernel's install made in the base, remade with --modules list), then
+        kernel's install made in the base), then
         `apt-get install ./daxprobe_*.deb` in the chroot, whose trigger
         remakes it with the hook (OUT/initrd.img). All of it runs on the host in the image's chroot, never
         in a TCG guest (~20 min there). Then: OUT/vmlinux (the ELF inside the
@@ -140,14 +141,14 @@ def candidate_versions(cache, suite, packages):
     return versions
 
 
-def build_base(cache, suite):
+def build_base(cache, suite, modules):
     initramfs = "initramfs-tools"
     packages = PACKAGES + [initramfs]
     versions = candidate_versions(cache, suite, packages)
     mirror = host_archive_uri()
-    key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions],
+    key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions, modules],
                                     sort_keys=True).encode()).hexdigest()[:16]
-    tar = os.path.join(cache, f"debian-{suite}-{initramfs}-{key}.tar")
+    tar = os.path.join(cache, f"debian-{suite}-{initramfs}-{modules}-{key}.tar")
     if os.path.exists(tar):
         log(f"base {os.path.basename(tar)} from the cache")
         return tar, versions
@@ -155,19 +156,15 @@ def build_base(cache, suite):
         raise RuntimeError("mmdebstrap not found (packaging/install-deps.sh)")
     log(f"building base {os.path.basename(tar)} with mmdebstrap (minutes)")
     t0 = time.monotonic()
-    # No initramfs at install time: the image layer makes it once, with or
-    # without daxprobe's hook.
-    hook = ('mkdir -p "$1/etc/initramfs-tools" && '
-            'echo update_initramfs=no > "$1/etc/initramfs-tools/update-initramfs.conf"')
-    # force-confold: keep that pre-seeded conffile without asking. The
-    # output's name ends in .tar: mmdebstrap picks the format by it.
+    # force-confold: keep the essential hook's pre-seeded conffiles without
+    # asking. The output's name ends in .tar: mmdebstrap picks the format by it.
     tmp = tar[:-len(".tar")] + ".partial.tar"
     run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
          "--dpkgopt=force-confold", "--dpkgopt=force-confdef",
-         "--essential-hook=" + hook, suite, tmp, mirror])
+         "--essential-hook=" + initramfs_setup(modules), suite, tmp, mirror])
     os.replace(tmp, tar)
     log(f"base built in {time.monotonic() - t0:.0f} s")
-    drop_older(cache, f"debian-{suite}-{initramfs}-*.tar", tar)
+    drop_older(cache, f"debian-{suite}-{initramfs}-*.tar", tar)  # one base per suite
     return tar, versions
 
 
@@ -310,15 +307,21 @@ def expect_remade(initrd, before, what):
 APPLIANCE_MODULES = ["virtio_pci", "virtio_blk", "ext4", "xfs"]
 
 
-def appliance_modules(root):
-    conf = os.path.join(root, "etc/initramfs-tools/initramfs.conf")
-    text = open(conf).read()
-    if "\nMODULES=most\n" not in text:
-        raise RuntimeError(f"{conf}: no MODULES=most line to change")
-    with open(conf, "w") as f:
-        f.write(text.replace("\nMODULES=most\n", "\nMODULES=list\n"))
-    with open(os.path.join(root, "etc/initramfs-tools/modules"), "a") as f:
-        f.write("".join(m + "\n" for m in APPLIANCE_MODULES))
+def initramfs_setup(modules):
+    """mmdebstrap's essential hook ($1: the root, before the packages are
+    installed): initramfs-tools set up before the kernel's install makes the
+    initramfs, so that it is made once and as the image's guest wants it.
+    update_initramfs=no: the other packages' triggers do not remake it while
+    the base is made (the image step turns it back on: a user's apt runs
+    them). MODULES=list in conf.d (read after initramfs.conf) and the list in
+    /etc/initramfs-tools/modules (made by initramfs-tools' postinst only when
+    missing)."""
+    conf = '"$1/etc/initramfs-tools'
+    cmds = [f'mkdir -p {conf}/conf.d"', f'echo update_initramfs=no > {conf}/update-initramfs.conf"']
+    if modules == "list":
+        cmds += [f'echo MODULES=list > {conf}/conf.d/daxprobe-testbed-modules"',
+                 f'printf "%s\\n" {" ".join(APPLIANCE_MODULES)} > {conf}/modules"']
+    return " && ".join(cmds)
 
 
 def lsinitramfs(ch, initramfs, kver, path):
@@ -455,7 +458,7 @@ def build_layers(args):
     """The cached layers the image starts from: (tarball, package versions)."""
     if os.geteuid() != 0:
         raise RuntimeError("building a Debian image needs root (chroot, device nodes)")
-    base, versions = build_base(args.cache, args.suite)
+    base, versions = build_base(args.cache, args.suite, args.modules)
     if args.initramfs == "dracut":
         base, versions = build_dracut_layer(args.cache, args.suite, base, versions)
     return base, versions
@@ -483,8 +486,8 @@ def build_image(args):
     collector_deb = glob.glob(os.path.join(debdir, "daxprobe-collector_*.deb"))
     with Chroot(root) as ch:
         t = time.monotonic()
-        # The kernel's own install (initramfs-tools) or the dracut layer made
-        # one without daxprobe: that is the reference; otherwise make it.
+        # The kernel's own install (initramfs-tools, with the base's MODULES)
+        # or the dracut layer made one without daxprobe: the reference.
         initrd = os.path.join(root, f"boot/initrd.img-{kver}")
         if not os.path.exists(initrd):
             raise RuntimeError(f"the layer {os.path.basename(base)} has no {initrd}")
@@ -492,9 +495,6 @@ def build_image(args):
             # Off while the base was made; a user's apt runs it.
             with open(os.path.join(root, "etc/initramfs-tools/update-initramfs.conf"), "w") as f:
                 f.write("update_initramfs=yes\n")
-            if args.modules == "list":
-                appliance_modules(root)
-                ch("update-initramfs", "-u", "-k", kver)
         shutil.copy(initrd, os.path.join(out, "initrd-nohook.img"))
         lsinitramfs(ch, args.initramfs, kver, os.path.join(out, "lsinitramfs-nohook.txt"))
         log(f"initramfs without daxprobe: {time.monotonic() - t:.0f} s")
@@ -582,8 +582,9 @@ def main():
     ap.add_argument("--suite", required=True, help="bookworm, trixie")
     ap.add_argument("--initramfs", default="initramfs-tools", choices=INITRAMFS_TOOLS)
     ap.add_argument("--modules", default="most", choices=["most", "list"],
-                    help="initramfs-tools' MODULES: Debian's default (most), or an "
-                         "appliance's list (APPLIANCE_MODULES)")
+                    help="initramfs-tools' MODULES in the base: Debian's default (most), "
+                         "or an appliance's list (APPLIANCE_MODULES); a dracut layer "
+                         "starts from that base")
     ap.add_argument("--deb-dir")
     ap.add_argument("--out")
     ap.add_argument("--layers-only", action="store_true",
@@ -595,8 +596,6 @@ def main():
                          "makes the namespace; cached)")
     ap.add_argument("--stamp", help="written last (the meson target's output)")
     args = ap.parse_args()
-    if args.modules != "most" and args.initramfs != "initramfs-tools":
-        ap.error("--modules is initramfs-tools' setting")
     if not args.layers_only and not (args.deb_dir and args.out):
         ap.error("--deb-dir and --out are required (or --layers-only)")
     os.makedirs(args.cache, exist_ok=True)
