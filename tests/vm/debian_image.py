@@ -59,10 +59,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from guest_kernel import default_cache, extract_vmlinux, host_archive_uri, private_apt  # noqa: E402
+from guest_kernel import (UNUSED_MODULE_TREES, default_cache, extract_vmlinux,  # noqa: E402
+                          host_archive_uri, private_apt)
 
 BASE_FORMAT = 1  # bump when the base's recipe changes in a way the key cannot see
-DRACUT_FORMAT = 2  # the same for the dracut layer
+DRACUT_FORMAT = 3  # the same for the dracut layer
 PACKAGES = ["systemd-sysv", "udev", "kmod", "linux-image-amd64", "ndctl", "daxctl",
             "xfsprogs", "e2fsprogs", "libpmem1", "zstd", "procps"]
 INITRAMFS_TOOLS = ["initramfs-tools", "dracut"]
@@ -146,7 +147,8 @@ def build_base(cache, suite, modules):
     packages = PACKAGES + [initramfs]
     versions = candidate_versions(cache, suite, packages)
     mirror = host_archive_uri()
-    key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions, modules],
+    hook = " && ".join([initramfs_setup(modules), module_excludes()])
+    key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions, modules, hook],
                                     sort_keys=True).encode()).hexdigest()[:16]
     tar = os.path.join(cache, f"debian-{suite}-{initramfs}-{modules}-{key}.tar")
     if os.path.exists(tar):
@@ -161,7 +163,7 @@ def build_base(cache, suite, modules):
     tmp = tar[:-len(".tar")] + ".partial.tar"
     run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
          "--dpkgopt=force-confold", "--dpkgopt=force-confdef",
-         "--essential-hook=" + initramfs_setup(modules), suite, tmp, mirror])
+         "--essential-hook=" + hook, suite, tmp, mirror])
     os.replace(tmp, tar)
     log(f"base built in {time.monotonic() - t0:.0f} s")
     drop_older(cache, f"debian-{suite}-{initramfs}-*.tar", tar)  # one base per suite
@@ -202,6 +204,7 @@ def build_dracut_layer(cache, suite, base, versions):
             ch("apt-get", "update", "-q")
             # Its postinst's trigger makes the initramfs (with DRACUT_CONF).
             ch("apt-get", "install", "-y", "-q", "--no-install-recommends", "dracut")
+            ch.apt_cleanup()
         expect_remade(initrd, before, "apt-get install dracut")
         run(["tar", "-cf", tmp, "-C", root, "--numeric-owner", "--xattrs", "."])
         os.replace(tmp, tar)
@@ -249,6 +252,21 @@ class Chroot:
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive",
                "LC_ALL": "C.UTF-8", "HOME": "/root"}
         return run(["chroot", self.root] + list(cmd), env=env)
+
+    def apt_cleanup(self):
+        """What mmdebstrap's own cleanup leaves of apt after the base: no
+        package lists, no downloaded packages, no binary caches (155 MB of
+        each copy of the root; the guests install local .debs offline)."""
+        self("apt-get", "clean")
+        lists = os.path.join(self.root, "var/lib/apt/lists")
+        for name in os.listdir(lists):
+            path = os.path.join(lists, name)
+            if name in ("lock", "partial"):
+                continue
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)  # auxfiles
+            else:
+                os.unlink(path)
 
     def __exit__(self, *exc):
         for target in reversed(self.mounted):
@@ -324,6 +342,17 @@ def initramfs_setup(modules):
     return " && ".join(cmds)
 
 
+def module_excludes():
+    """mmdebstrap's essential hook, too: dpkg's path-exclude (as Debian's
+    minimal images use it for documentation) keeps the kernel package's
+    UNUSED_MODULE_TREES out of the root. The package is still installed by
+    dpkg and its postinst's depmod sees what is there. Debian 12 ships its
+    modules under /lib, Debian 13 under /usr/lib: dpkg's patterns' * matches
+    a slash."""
+    lines = [f"'path-exclude=*/modules/*/kernel/{t}/*'" for t in UNUSED_MODULE_TREES]
+    return f'printf "%s\\n" {" ".join(lines)} > "$1/etc/dpkg/dpkg.cfg.d/daxprobe-testbed-modules"'
+
+
 def lsinitramfs(ch, initramfs, kver, path):
     with open(path, "w") as f:
         f.write(ch("lsinitrd" if initramfs == "dracut" else "lsinitramfs",
@@ -379,6 +408,22 @@ def make_xfs(root, image, size):
     run(["mkfs.xfs", "-q", "-f", "-m", "reflink=0", "-d", "su=2m,sw=1,agcount=2", "-p", proto,
          image])
     os.unlink(proto)
+
+
+def copy_extents(src, dst, offset):
+    """src's data into dst at `offset`, its holes left holes: mkfs.xfs writes
+    only the blocks it uses, and a copy in bigger blocks (dd bs=4M
+    conv=sparse) allocated 210 MB of zeros in each fsdax root."""
+    with open(src, "rb") as s, open(dst, "r+b") as d:
+        pos, end = 0, os.fstat(s.fileno()).st_size
+        while pos < end:
+            try:
+                data = os.lseek(s.fileno(), pos, os.SEEK_DATA)
+            except OSError:  # ENXIO: only a hole is left
+                break
+            pos = os.lseek(s.fileno(), data, os.SEEK_HOLE)
+            while data < pos:
+                data += os.copy_file_range(s.fileno(), d.fileno(), pos - data, data, offset + data)
 
 
 def make_upgrade(deb, outdir):
@@ -515,6 +560,7 @@ def build_image(args):
             f"({time.monotonic() - t:.0f} s)")
         lsinitramfs(ch, args.initramfs, kver, os.path.join(out, "lsinitramfs.txt"))
         installed = ch("dpkg-query", "-W", "-f", "${Package} ${Version}\n")
+        ch.apt_cleanup()
     shutil.copy(initrd, os.path.join(out, "initrd.img"))
     extract_vmlinux(os.path.join(root, f"boot/vmlinuz-{kver}"), os.path.join(out, "vmlinux"))
     size = tree_size(root)
@@ -540,8 +586,7 @@ def build_image(args):
         tmpl, offset, pmem_size = fsdax_template(args.cache, out, kver, backing)
         make_xfs(root, pmem, pmem_size)
         run(["cp", "--sparse=always", tmpl, fsdax])
-        run(["dd", f"if={pmem}", f"of={fsdax}", "bs=4M", f"seek={offset}", "oflag=seek_bytes",
-             "conv=notrunc,sparse", "status=none"])
+        copy_extents(pmem, fsdax, offset)
         with open(fsdax, "r+b") as f:
             f.truncate(backing)
     info = {"suite": args.suite, "initramfs": args.initramfs, "kernel": kver,
