@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def default_cache():
@@ -142,15 +143,18 @@ def fetch_deb(package, cache):
 def unpack(deb, outdir):
     """`dpkg-deb -x` without UNUSED_MODULE_TREES (tar's exclude patterns match
     at any depth: lib/modules/V/kernel/... and usr/lib/modules/V/kernel/...)."""
-    tar = subprocess.Popen(["tar", "-x", "-C", outdir] +
-                           [f"--exclude=kernel/{t}" for t in UNUSED_MODULE_TREES],
-                           stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    deb_rc = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], stdout=tar.stdin).returncode
-    tar.stdin.close()
-    err = tar.stderr.read().decode(errors="replace")
-    if tar.wait() != 0 or deb_rc != 0:
-        raise RuntimeError(f"unpacking {deb} failed (dpkg-deb {deb_rc}, tar {tar.returncode}): "
-                           f"{err.strip()[:2000]}")
+    # tar's complaints go to a file, not a pipe: a full disk makes thousands
+    # of them, and a pipe nobody reads until the end would stall both.
+    with tempfile.TemporaryFile() as err:
+        tar = subprocess.Popen(["tar", "-x", "-C", outdir] +
+                               [f"--exclude=kernel/{t}" for t in UNUSED_MODULE_TREES],
+                               stdin=subprocess.PIPE, stderr=err)
+        deb_rc = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], stdout=tar.stdin).returncode
+        tar.stdin.close()
+        if tar.wait() != 0 or deb_rc != 0:
+            err.seek(0)
+            raise RuntimeError(f"unpacking {deb} failed (dpkg-deb {deb_rc}, tar {tar.returncode}): "
+                               f"{err.read(2000).decode(errors='replace').strip()}")
 
 
 def extract_vmlinux(bzimage, dest):
