@@ -8,10 +8,13 @@ Layers, because the first ones take minutes and change rarely:
   base  mmdebstrap of SUITE from the host's own Debian archive URI: systemd-sysv,
         udev, the kernel (linux-image-amd64), ndctl, mkfs tools and
         initramfs-tools, set up before the kernel's install makes the
-        initramfs (--modules: Debian's MODULES=most, or an appliance's list).
+        initramfs (--modules: Debian's MODULES=most, or an appliance's list),
+        and without the kernel's UNUSED_MODULE_TREES (dpkg's path-exclude).
         Kept as a tarball in the machine's cache (DAXPROBE_VM_CACHE), keyed
         on the suite, the package list, the candidate versions of those
-        packages in the suite's lists and MODULES.
+        packages in the suite's lists and that setup (mmdebstrap's
+        essential hook). Each later layer ends as mmdebstrap's cleanup does
+        (Chroot.apt_cleanup: no package lists, no downloaded packages).
   dracut (--initramfs dracut only) the base with Debian's dracut package in
         place of initramfs-tools (apt, from the suite's archive; never on the
         host, where it conflicts with initramfs-tools), DRACUT_CONF, and its
