@@ -63,7 +63,10 @@ def ingest_once(build, guests, per_guest, window, max_rows, rate=0):
              "--guests", str(guests), "--reports", str(per_guest), "--window", str(window)]
             + (["--rate", str(rate)] if rate else []),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        load.stderr.readline()  # "listening": the sockets exist
+        first = load.stderr.readline()  # "... listening ...": the sockets exist
+        if not first.endswith("\n") or " listening " not in first:
+            load.kill()
+            raise RuntimeError(f"fleet_load did not start listening: {first!r}")
         coll = subprocess.Popen(
             [os.path.join(build, "collector", "daxprobe-collector"), "run", "--watch-dir", watch,
              "--state-dir", state, "--metrics-listen", "", "--max-guests", str(guests + 10),

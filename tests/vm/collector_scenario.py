@@ -32,6 +32,8 @@ class CollectorProc:
 
     def _read(self, log):
         for line in self.proc.stderr:
+            if not line.endswith("\n"):
+                break  # a piece cut off by the collector's exit is not a line
             log("[collector] " + line.rstrip())
             with self.cond:
                 self.lines.append(line)
@@ -69,7 +71,7 @@ def collector_reconnect_host(guest, log):
             c1.wait_for("/1 (", t)
             out["collector1.rc"] = c1.stop()
             log("[collector-reconnect] collector 1 stored the start report and stopped")
-            m = guest.wait_console_match(rb"DAXPROBE-AWAY-REPORTS last=(\d+)\r?\n", t)
+            m = guest.wait_console_match(rb"DAXPROBE-AWAY-REPORTS last=(\d+)$", t)
             last = int(m.group(1))
             out["away_last_seq"] = last
             c2 = CollectorProc(binary, guest.agent_sock, state, log)

@@ -482,7 +482,7 @@ def fsdax_template(cache, out, kver, backing):
                         
                          agent_port=False, nvdimm_file=blank)
     with guest as g:
-        m = g.wait_console(rb"@@FSDAX region=(0x[0-9a-f]+) data=(0x[0-9a-f]+) size=(\d+)", 600)
+        m = g.wait_console(rb"@@FSDAX region=(0x[0-9a-f]+) data=(0x[0-9a-f]+) size=(\d+)$", 600)
         g.wait_exit(120)
     offset, size = int(m.group(2), 16) - int(m.group(1), 16), int(m.group(3))
     if not 0 < offset < backing or size > backing - offset:

@@ -448,7 +448,7 @@ def wait_agent_released(guest, connects, timeout):
     """After closing: wait until the agent logged as many disconnects as
     connects (at least `connects`; a dropped attempt may add one of each)."""
     guest.wait_console("host connected", connects, timeout)
-    seen = guest.console_text().count("host connected")
+    seen = guest.console_count("host connected")
     guest.wait_console("host disconnected", seen, timeout)
 
 

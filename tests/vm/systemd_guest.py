@@ -4,7 +4,7 @@ udev, the image's own kernel and initramfs, an emulated NVDIMM.
 The host asks the guest through the test bed's shell on org.daxprobe.testbed.0
 (`guest.sh(cmd)` -> (status, output)); QMP (`guest.qmp(...)`) adds and removes
 devices; the console is read continuously into console.log and can be waited
-on. QEMU is always killed and reaped (context manager).
+on, in whole lines only (console_lines.py). QEMU is always killed and reaped (context manager).
 """
 
 import json
@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 
+from console_lines import Console
 from vmharness import AGENT_PORT, GuestError, Skip, _die_with_parent, connect_when_listening, \
     find_qemu
 
@@ -63,9 +64,7 @@ class SystemdGuest:
         self.testbed_sock = os.path.join(self.dir, "testbed.sock")
         self.qmp_sock = os.path.join(self.dir, "qmp.sock")
         self.proc = None
-        self.console = bytearray()
-        self.eof = False
-        self.cond = threading.Condition()
+        self.console = Console(GuestError)
         self.shell = None
         self.shell_buf = b""
         self.qmp_file = None
@@ -135,12 +134,8 @@ class SystemdGuest:
             while chunk := os.read(fd, 65536):
                 log.write(chunk)
                 log.flush()
-                with self.cond:
-                    self.console += chunk
-                    self.cond.notify_all()
-        with self.cond:
-            self.eof = True
-            self.cond.notify_all()
+                self.console.feed(chunk)
+        self.console.close()
 
     def __exit__(self, *exc):
         for f in (self.shell, self.qmp_file):
@@ -160,20 +155,12 @@ class SystemdGuest:
 
     # -- console ---------------------------------------------------------------
     def console_text(self):
-        with self.cond:
-            return self.console.decode(errors="replace")
+        return self.console.text()
 
     def wait_console(self, pattern, timeout):
-        """Block until the regex (bytes) matches the console; the match."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while (m := re.search(pattern, self.console)) is None:
-                left = deadline - time.monotonic()
-                if self.eof or left <= 0:
-                    raise GuestError(f"console: {pattern!r} not seen "
-                                     f"({'QEMU exited' if self.eof else f'{timeout} s'})")
-                self.cond.wait(left)
-            return m
+        """The match of the regex (bytes) in the first complete console line
+        it matches: never a line still arriving (console_lines.py)."""
+        return self.console.wait_match(pattern, timeout)
 
     def wait_exit(self, timeout):
         try:
@@ -194,6 +181,7 @@ class SystemdGuest:
         self.token += 1
         token = f"t{self.token}"
         self.shell.sendall(f"{token} {command}\n".encode())
+        # Up to its newline: the whole status, never a digit still arriving.
         end = re.compile(rb"@@RC " + token.encode() + rb" (\d+)\n")
         deadline = time.monotonic() + timeout
         while not (m := end.search(self.shell_buf)):
@@ -253,9 +241,16 @@ class SystemdGuest:
         if self.qmp_file is None:
             s = connect_when_listening(self.qmp_sock, self.proc, "QMP", 30)
             self.qmp_file = s.makefile("rw")
-            json.loads(self.qmp_file.readline())  # greeting
+            self._qmp_line()  # greeting
             self._qmp_send("qmp_capabilities")
         return self._qmp_send(execute, **arguments)
+
+    def _qmp_line(self):
+        """One whole QMP line; a piece without a newline is QEMU gone."""
+        line = self.qmp_file.readline()
+        if not line.endswith("\n"):
+            raise GuestError(f"QMP closed (QEMU exited?) after {line[:200]!r}")
+        return json.loads(line)
 
     def _qmp_send(self, execute, **arguments):
         msg = {"execute": execute}
@@ -264,7 +259,7 @@ class SystemdGuest:
         self.qmp_file.write(json.dumps(msg) + "\n")
         self.qmp_file.flush()
         while True:
-            reply = json.loads(self.qmp_file.readline())
+            reply = self._qmp_line()
             if "return" in reply:
                 return reply["return"]
             if "error" in reply:

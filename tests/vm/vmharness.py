@@ -5,21 +5,22 @@ backing file (never shared: QEMU does not lock it), the agent socket
 (org.daxprobe.agent.0, a unix socket server the host may connect to) and the
 results port (org.daxprobe.results, a chardev file the guest writes one framed
 tar archive onto). The console (ttyS0 on QEMU's stdout) is read continuously
-by a thread into console.log and watched for markers; it is never parsed for
-results.
+by a thread into console.log and watched for markers, in whole lines only
+(console_lines.py); it is never parsed for results.
 
 QEMU is always killed and reaped (context manager), whatever happens.
 """
 
 import io
 import os
-import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
 import threading
 import time
+
+from console_lines import Console
 
 AGENT_PORT = "org.daxprobe.agent.0"
 RESULTS_PORT = "org.daxprobe.results"
@@ -105,10 +106,7 @@ class Guest:
         self.proc = None
         self.reader = None
         self.done = threading.Event()
-        self.console_lock = threading.Lock()
-        self.console_cond = threading.Condition(self.console_lock)
-        self.console = bytearray()
-        self.eof = False
+        self.console = Console(GuestError)
         self.t_start = None
         self.t_done = None
         self.t_exit = None
@@ -185,15 +183,11 @@ class Guest:
                     break
                 log.write(chunk)
                 log.flush()
-                with self.console_lock:
-                    self.console += chunk
-                    if not self.done.is_set() and DONE_MARKER in self.console:
-                        self.t_done = time.monotonic()
-                        self.done.set()
-                    self.console_cond.notify_all()
-        with self.console_lock:
-            self.eof = True
-            self.console_cond.notify_all()
+                lines = self.console.feed(chunk)
+                if not self.done.is_set() and DONE_MARKER in lines:
+                    self.t_done = time.monotonic()
+                    self.done.set()
+        self.console.close()
 
     def wait(self, timeout):
         """Wait for QEMU to exit (the guest powers off after shipping). QEMU is
@@ -244,8 +238,7 @@ class Guest:
         """Send one line on org.daxprobe.control: the guest's `wait_host`
         returns it. QEMU holds it if the guest has not opened the port yet.
         May be called again: each call waits for its own acknowledgement."""
-        with self.console_lock:
-            said = self.console.count(b"DAXPROBE-HOST-SAID")
+        said = self.console.count(b"DAXPROBE-HOST-SAID")
         s = self._connect(self.control_sock, CONTROL_PORT, timeout)
         with s:
             s.sendall(line.encode() + b"\n")
@@ -260,35 +253,22 @@ class Guest:
         return connect_when_listening(path, self.proc, f"{port}", timeout)
 
     def wait_console(self, text, count=1, timeout=60.0):
-        """Block until `text` appeared `count` times on the console (woken by
-        the reader thread, no polling); GuestError on timeout or QEMU exit."""
-        needle = text.encode()
-        deadline = time.monotonic() + timeout
-        with self.console_cond:
-            while self.console.count(needle) < count:
-                left = deadline - time.monotonic()
-                if self.eof or left <= 0:
-                    raise GuestError(f"console: {text!r} x{count} not seen "
-                                     f"({'QEMU exited' if self.eof else f'{timeout} s'})")
-                self.console_cond.wait(left)
+        """Block until `text` appeared `count` times in complete console lines
+        (woken by the reader thread, no polling); GuestError on timeout or
+        QEMU exit."""
+        self.console.wait_count(text.encode(), count, timeout)
+
+    def console_count(self, text):
+        """How often `text` appeared in complete console lines so far."""
+        return self.console.count(text.encode())
 
     def wait_console_match(self, pattern, timeout=60.0):
-        """Block until the regex `pattern` (bytes) matches the console and
-        return the match. The console arrives in pieces: wait for the whole
-        line the pattern describes, not just its first word."""
-        deadline = time.monotonic() + timeout
-        with self.console_cond:
-            while (m := re.search(pattern, self.console)) is None:
-                left = deadline - time.monotonic()
-                if self.eof or left <= 0:
-                    raise GuestError(f"console: {pattern!r} not seen "
-                                     f"({'QEMU exited' if self.eof else f'{timeout} s'})")
-                self.console_cond.wait(left)
-            return m
+        """The match of the regex `pattern` (bytes) in the first complete
+        console line it matches (console_lines.py: never a partial line)."""
+        return self.console.wait_match(pattern, timeout)
 
     def console_text(self):
-        with self.console_lock:
-            return self.console.decode(errors="replace")
+        return self.console.text()
 
     # -- results ---------------------------------------------------------------
     def results(self):
