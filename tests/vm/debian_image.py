@@ -62,8 +62,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import verified_cache  # noqa: E402
 from guest_kernel import (UNUSED_MODULE_TREES, default_cache, extract_vmlinux,  # noqa: E402
                           host_archive_uri, private_apt)
+from verified_cache import Invalid  # noqa: E402
 
 BASE_FORMAT = 1  # bump when the base's recipe changes in a way the key cannot see
 DRACUT_FORMAT = 3  # the same for the dracut layer
@@ -154,8 +156,7 @@ def build_base(cache, suite, modules):
     key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions, modules, hook],
                                     sort_keys=True).encode()).hexdigest()[:16]
     tar = os.path.join(cache, f"debian-{suite}-{initramfs}-{modules}-{key}.tar")
-    if os.path.exists(tar):
-        log(f"base {os.path.basename(tar)} from the cache")
+    if verified_cache.load(tar, check_base, f"{suite} base"):
         return tar, versions
     if not shutil.which("mmdebstrap"):
         raise RuntimeError("mmdebstrap not found (packaging/install-deps.sh)")
@@ -163,21 +164,58 @@ def build_base(cache, suite, modules):
     t0 = time.monotonic()
     # force-confold: keep the essential hook's pre-seeded conffiles without
     # asking. The output's name ends in .tar: mmdebstrap picks the format by it.
-    tmp = tar[:-len(".tar")] + ".partial.tar"
-    run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
-         "--dpkgopt=force-confold", "--dpkgopt=force-confdef",
-         "--essential-hook=" + hook, suite, tmp, mirror])
-    os.replace(tmp, tar)
+    # Named per process: two build trees on one machine share the cache.
+    tmp = tar[:-len(".tar")] + f".partial-{os.getpid()}.tar"
+    try:
+        run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
+             "--dpkgopt=force-confold", "--dpkgopt=force-confdef",
+             "--essential-hook=" + hook, suite, tmp, mirror])
+        verified_cache.publish(tmp, tar, check_base, f"{suite} base", {"versions": versions})
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     log(f"base built in {time.monotonic() - t0:.0f} s")
     drop_older(cache, f"debian-{suite}-{initramfs}-*.tar", tar)  # one base per suite
     return tar, versions
 
 
 def drop_older(cache, pattern, keep):
-    """The cache keeps one tarball per layer: the one just made."""
+    """The cache keeps one tarball per layer: the one just made (another
+    process's partial one is its own)."""
     for old in glob.glob(os.path.join(cache, pattern)):
-        if old != keep:
-            os.unlink(old)
+        if old != keep and ".partial" not in old:
+            verified_cache.evict(old, "replaced by " + os.path.basename(keep))
+
+
+def check_tarball(path, required):
+    """A layer's tarball is read to its end by tar and holds one kernel, its
+    initramfs and `required` (what the image steps use)."""
+    p = subprocess.run(["tar", "-tf", path], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Invalid(f"tar -tf failed ({p.returncode}): {p.stderr.strip()[:300]}")
+    names = set(n.rstrip("/") for n in p.stdout.splitlines())
+    kernels = [n for n in names if n.startswith("./boot/vmlinuz-")]
+    initrds = [n for n in names if n.startswith("./boot/initrd.img-")]
+    if len(kernels) != 1 or len(initrds) != 1:
+        raise Invalid(f"want one kernel and one initramfs in boot/, found {kernels} {initrds}")
+    for alternatives in required:
+        if not any(n in names for n in alternatives):
+            raise Invalid(f"{alternatives[0]} missing")
+    return (f"tar read to the end: {len(names)} entries, {kernels[0][2:]}, "
+            f"{initrds[0][2:]}, " + ", ".join(a[0][2:] for a in required))
+
+
+BASE_REQUIRED = [("./usr/lib/systemd/systemd", "./lib/systemd/systemd"),
+                 ("./usr/bin/ndctl",), ("./usr/sbin/mkfs.xfs", "./sbin/mkfs.xfs"),
+                 ("./usr/sbin/update-initramfs", "./sbin/update-initramfs")]
+
+
+def check_base(path, meta):
+    return check_tarball(path, BASE_REQUIRED)
+
+
+def check_dracut_layer(path, meta):
+    return check_tarball(path, BASE_REQUIRED[:3] + [("./usr/bin/dracut",)])
 
 
 def build_dracut_layer(cache, suite, base, versions):
@@ -189,11 +227,10 @@ def build_dracut_layer(cache, suite, base, versions):
     key = hashlib.sha256(json.dumps([DRACUT_FORMAT, os.path.basename(base), versions["dracut"]],
                                     sort_keys=True).encode()).hexdigest()[:16]
     tar = os.path.join(cache, f"debian-{suite}-dracut-{key}.tar")
-    if os.path.exists(tar):
-        log(f"dracut layer {os.path.basename(tar)} from the cache")
+    if verified_cache.load(tar, check_dracut_layer, f"{suite} dracut layer"):
         return tar, versions
     t0 = time.monotonic()
-    root = tar[:-len(".tar")] + ".partial"
+    root = tar[:-len(".tar")] + f".partial-{os.getpid()}"
     tmp = root + ".tar"
     remove_root(root)
     os.makedirs(root)
@@ -210,9 +247,12 @@ def build_dracut_layer(cache, suite, base, versions):
             ch.apt_cleanup()
         expect_remade(initrd, before, "apt-get install dracut")
         run(["tar", "-cf", tmp, "-C", root, "--numeric-owner", "--xattrs", "."])
-        os.replace(tmp, tar)
+        verified_cache.publish(tmp, tar, check_dracut_layer, f"{suite} dracut layer",
+                               {"versions": versions})
     finally:
         remove_root(root)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     log(f"dracut layer {os.path.basename(tar)} built in {time.monotonic() - t0:.0f} s")
     drop_older(cache, f"debian-{suite}-dracut-*.tar", tar)
     return tar, versions
@@ -462,36 +502,77 @@ def collector_dependencies(ch, deb):
     return None
 
 
+# mkfs.xfs refuses a data section under 300 MB.
+XFS_MIN_BYTES = 300 * 1000 * 1000
+
+
+def check_fsdax_template(path, meta):
+    """The template against its NVDIMM: the file ends at the data offset,
+    holds the namespace's info block, which puts the data at that offset,
+    and the data size is what an fsdax namespace of that NVDIMM leaves
+    (all but the offset and at most 64 MiB of alignment), enough for XFS."""
+    from appliance_image import pfn_info
+    backing, offset, size = (meta.get(k) for k in ("backing", "offset", "size"))
+    if not all(isinstance(v, int) for v in (backing, offset, size)):
+        raise Invalid(f"no backing/offset/size in {meta}")
+    if not 0 < offset < backing or os.path.getsize(path) != offset:
+        raise Invalid(f"{os.path.getsize(path)} B long, data offset {offset} B, NVDIMM {backing} B")
+    if not backing - offset - (64 << 20) <= size <= backing - offset or size < XFS_MIN_BYTES:
+        raise Invalid(f"data size {size} B does not fit a {backing} B NVDIMM with its data at "
+                      f"{offset} B (want {backing - offset - (64 << 20)}..{backing - offset} B, "
+                      f"XFS needs {XFS_MIN_BYTES})")
+    info = pfn_info(path)
+    if info is None:
+        raise Invalid("no fsdax info block (NVDIMM_PFN_INFO) 4 KiB in")
+    if info["dataoff"] != offset:
+        raise Invalid(f"its info block puts the data at {info['dataoff']} B, not {offset} B")
+    return (f"info block with data offset {offset} B; data {size} B of a {backing} B NVDIMM "
+            f"(>= {XFS_MIN_BYTES} B for XFS)")
+
+
 def fsdax_template(cache, out, kver, backing):
     """A blank NVDIMM backing file of `backing` bytes made into an fsdax
     namespace by the image's own kernel and ndctl (one boot of the image with
     FSDAX_SETUP as init), cut at the namespace's data offset: (path, data
-    offset, data size). Cached per machine, keyed on the kernel and size."""
+    offset, data size). Cached per machine, keyed on the kernel and size,
+    checked against the NVDIMM when written and when read."""
     from systemd_guest import SystemdGuest
     key = f"fsdax-{FSDAX_FORMAT}-{kver}-{backing >> 20}M"
-    tmpl, meta = os.path.join(cache, key + ".img"), os.path.join(cache, key + ".json")
-    if os.path.exists(tmpl) and os.path.exists(meta):
-        log(f"fsdax namespace template {key} from the cache")
-        m = json.load(open(meta))
-        return tmpl, m["offset"], m["size"]
+    tmpl = os.path.join(cache, key + ".img")
+    # A template an older tree cached kept its facts in KEY.json.
+    legacy = os.path.join(cache, key + ".json")
+    legacy_meta = None
+    if os.path.exists(legacy) and not os.path.exists(verified_cache.manifest_path(tmpl)):
+        try:
+            legacy_meta = json.load(open(legacy))
+        except ValueError:
+            pass
+        os.unlink(legacy)
+    doc = verified_cache.load(tmpl, check_fsdax_template, "fsdax template", legacy_meta)
+    if doc:
+        return tmpl, doc["meta"]["offset"], doc["meta"]["size"]
     t0 = time.monotonic()
-    blank = os.path.join(out, "fsdax-setup.img")
-    with open(blank, "wb") as f:
-        f.truncate(backing)
-    guest = SystemdGuest(out, "fsdax-setup", cmdline="init=/usr/local/sbin/daxprobe-testbed-fsdax daxprobe.mode=off",
-                        
-                         agent_port=False, nvdimm_file=blank)
-    with guest as g:
-        m = g.wait_console(rb"@@FSDAX region=(0x[0-9a-f]+) data=(0x[0-9a-f]+) size=(\d+)$", 600)
-        g.wait_exit(120)
-    offset, size = int(m.group(2), 16) - int(m.group(1), 16), int(m.group(3))
-    if not 0 < offset < backing or size > backing - offset:
-        raise RuntimeError(f"fsdax setup: data offset {offset} size {size} for a {backing} B NVDIMM")
-    with open(blank, "r+b") as f:
-        f.truncate(offset)
-    shutil.move(blank, tmpl)
-    with open(meta, "w") as f:
-        json.dump({"kernel": kver, "backing": backing, "offset": offset, "size": size}, f)
+    blank = tmpl + f".partial-{os.getpid()}"
+    try:
+        with open(blank, "wb") as f:
+            f.truncate(backing)
+        guest = SystemdGuest(out, "fsdax-setup",
+                             cmdline="init=/usr/local/sbin/daxprobe-testbed-fsdax daxprobe.mode=off",
+                             agent_port=False, nvdimm_file=blank)
+        with guest as g:
+            m = g.wait_console(rb"@@FSDAX region=(0x[0-9a-f]+) data=(0x[0-9a-f]+) size=(\d+)$",
+                               600)
+            g.wait_exit(120)
+        offset, size = int(m.group(2), 16) - int(m.group(1), 16), int(m.group(3))
+        if 0 < offset < backing:
+            with open(blank, "r+b") as f:
+                f.truncate(offset)
+        verified_cache.publish(blank, tmpl, check_fsdax_template, "fsdax template",
+                               {"kernel": kver, "backing": backing, "offset": offset,
+                                "size": size})
+    finally:
+        if os.path.exists(blank):
+            os.unlink(blank)
     log(f"fsdax namespace template {key}: data at {offset} B, {size} B "
         f"({time.monotonic() - t0:.0f} s)")
     return tmpl, offset, size

@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+import verified_cache
+from verified_cache import Invalid
+
 
 def default_cache():
     """Where downloaded guest packages are kept: one folder per machine, not per
@@ -123,21 +126,51 @@ def split_parts(package):
     return parts
 
 
+def check_deb(package, archive=False):
+    """A cached kernel package is `package` (dpkg-deb reads its control);
+    with archive, also its sha256 is one the archive's Packages list gives
+    it (apt-cache show: ~0.7 CPU-s, so only for a .deb without a manifest;
+    apt-get download checks that hash itself)."""
+    def check(path, meta):
+        p = subprocess.run(["dpkg-deb", "-f", path, "Package"], capture_output=True, text=True)
+        if p.returncode != 0 or p.stdout.strip() != package:
+            raise Invalid(f"dpkg-deb -f: {(p.stdout + p.stderr).strip()[:200]!r}, want {package}")
+        if not archive:
+            return "dpkg-deb reads its control: " + package
+        show = subprocess.run(["apt-cache"] + APT_OPTS + ["show", package], capture_output=True,
+                              text=True)
+        known = {l.split(":", 1)[1].strip() for l in show.stdout.splitlines()
+                 if l.startswith("SHA256:")}
+        digest = verified_cache.sha256(path)
+        if digest not in known:
+            raise Invalid(f"sha256 {digest[:16]}... is none the archive lists for {package} "
+                          f"({len(known)} known)")
+        return f"dpkg-deb reads its control: {package}; sha256 as in the archive's Packages"
+    return check
+
+
 def fetch_deb(package, cache):
+    """`package`'s .deb from the cache (verified) or the archive."""
     os.makedirs(cache, exist_ok=True)
-    found = sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")))
-    if found:
-        return found[-1]
-    # apt drops privileges to _apt for downloads; a root-owned cache folder
-    # just produces a warning and an unsandboxed download, which is fine.
-    try:
-        run(["apt-get"] + APT_OPTS + ["download", package], cwd=cache)
-    except subprocess.CalledProcessError as e:
-        raise RuntimeError(f"apt-get download {package} failed: {e.stderr.strip()}")
-    found = sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")))
-    if not found:
-        raise RuntimeError(f"apt-get download {package} left no .deb in {cache}")
-    return found[-1]
+    for deb in sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")), reverse=True):
+        if verified_cache.load(deb, check_deb(package), "guest kernel package",
+                               adopt_check=check_deb(package, archive=True)):
+            return deb
+    # Into a folder of its own, then published: a download cut short never
+    # has the cache's name. apt drops privileges to _apt for downloads; a
+    # root-owned folder just produces a warning and an unsandboxed download.
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=cache) as tmp:
+        try:
+            run(["apt-get"] + APT_OPTS + ["download", package], cwd=tmp)
+        except subprocess.CalledProcessError as e:
+            raise RuntimeError(f"apt-get download {package} failed: {e.stderr.strip()}")
+        found = glob.glob(os.path.join(tmp, f"{package}_*.deb"))
+        if len(found) != 1:
+            raise RuntimeError(f"apt-get download {package} left {found} in {tmp}")
+        deb = os.path.join(cache, os.path.basename(found[0]))
+        verified_cache.publish(found[0], deb, check_deb(package, archive=True),
+                               "guest kernel package")
+    return deb
 
 
 def unpack(deb, outdir):
