@@ -122,6 +122,20 @@ def log(msg):
     print(f"debian_image: {msg}", flush=True)
 
 
+# The build step under way: a failure names it (image.json "step"), and the
+# tests fail with it (systemd_guest.image_inputs: a test bed failure).
+STEP = ["start"]
+
+
+def step(name):
+    STEP[0] = name
+
+
+class MachineFault(RuntimeError):
+    """Not the test bed's failure but this machine's (e.g. not root): the
+    tests skip with "machine fault: ..." (.ci/run accepts only those)."""
+
+
 def run(cmd, **kw):
     p = subprocess.run(cmd, text=True, capture_output=True, **kw)
     if p.returncode != 0:
@@ -586,9 +600,11 @@ def stat_is(st, kind):
 def build_layers(args):
     """The cached layers the image starts from: (tarball, package versions)."""
     if os.geteuid() != 0:
-        raise RuntimeError("building a Debian image needs root (chroot, device nodes)")
+        raise MachineFault("building a Debian image needs root (chroot, device nodes)")
+    step(f"the {args.suite} base (mmdebstrap)")
     base, versions = build_base(args.cache, args.suite, args.modules)
     if args.initramfs == "dracut":
+        step(f"the {args.suite} dracut layer")
         base, versions = build_dracut_layer(args.cache, args.suite, base, versions)
     return base, versions
 
@@ -598,11 +614,13 @@ def build_image(args):
     base, versions = build_layers(args)
     out = os.path.abspath(args.out)
     root = os.path.join(out, "root")
+    step("unpacking the layer")
     remove_root(root)
     os.makedirs(root)
     run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
     configure(root)
     kver = kernel_version(root)
+    step("apt-get install daxprobe in the image")
     guest_deb = glob.glob(os.path.join(args.deb_dir, "daxprobe_*.deb"))
     if len(guest_deb) != 1:
         raise RuntimeError(f"want one daxprobe_*.deb in {args.deb_dir}, found {guest_deb}")
@@ -637,6 +655,7 @@ def build_image(args):
         expect_remade(initrd, before, "apt-get install daxprobe")
         log(f"apt-get install daxprobe + initramfs: {time.monotonic() - t:.0f} s")
         t = time.monotonic()
+        step("the collector's libraries in the image")
         collector = "no daxprobe-collector .deb"
         if collector_deb:
             collector = collector_dependencies(ch, "/root/debs/" + os.path.basename(collector_deb[0]))
@@ -645,6 +664,7 @@ def build_image(args):
         lsinitramfs(ch, args.initramfs, kver, os.path.join(out, "lsinitramfs.txt"))
         installed = ch("dpkg-query", "-W", "-f", "${Package} ${Version}\n")
         ch.apt_cleanup()
+    step("vmlinux and disk.img")
     shutil.copy(initrd, os.path.join(out, "initrd.img"))
     extract_vmlinux(os.path.join(root, f"boot/vmlinuz-{kver}"), os.path.join(out, "vmlinux"))
     size = tree_size(root)
@@ -656,6 +676,7 @@ def build_image(args):
         run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-L", "daxprobe-root", "-d", root, disk,
              f"{disk_size >> 20}M"])
     pmem, fsdax = os.path.join(out, "pmem-root.img"), os.path.join(out, "pmem-fsdax-root.img")
+    step("the pmem roots")
     if args.pmem_root and not args.fsdax_root:
         # XFS needs 300 MB at least; 2 MiB multiples for the NVDIMM.
         make_xfs(root, pmem, max(disk_size + (256 << 20), 512 << 20) // (2 << 20) * (2 << 20))
@@ -667,7 +688,9 @@ def build_image(args):
         # and is rounded to 256 MiB so that the template's key rarely changes.
         want = max(disk_size + (256 << 20), 512 << 20)
         backing = (want + want // 32 + (64 << 20) + (256 << 20) - 1) // (256 << 20) * (256 << 20)
+        step("the fsdax template (the setup boot)")
         tmpl, offset, pmem_size = fsdax_template(args.cache, out, kver, backing)
+        step("the pmem roots")
         make_xfs(root, pmem, pmem_size)
         run(["cp", "--sparse=always", tmpl, fsdax])
         copy_extents(pmem, fsdax, offset)
@@ -734,10 +757,12 @@ def main():
     try:
         build_image(args)
     except (RuntimeError, OSError) as e:
-        # The tests read the reason and say it (SKIP); the build goes on.
-        print(f"debian_image: {e}", file=sys.stderr)
+        # The tests read the step and the reason and fail with them (or skip
+        # on a fault of the machine); the build goes on.
+        print(f"debian_image: {STEP[0]} failed: {e}", file=sys.stderr)
         with open(os.path.join(args.out, "image.json"), "w") as f:
-            json.dump({"suite": args.suite, "error": str(e)}, f, indent=2)
+            json.dump({"suite": args.suite, "error": str(e), "step": STEP[0],
+                       "machine_fault": isinstance(e, MachineFault)}, f, indent=2)
         if args.stamp:
             open(args.stamp, "w").close()
             os.utime(args.stamp, (0, 0))

@@ -29,7 +29,7 @@ sys.path.insert(0, HERE)
 
 import run_scenario  # noqa: E402
 import scenarios  # noqa: E402
-from vmharness import Guest, GuestError, Skip  # noqa: E402
+from vmharness import Guest, GuestError, Skip, TestBedError  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -68,6 +68,9 @@ def main():
     except Skip as e:
         say(f"cannot run the demo here: {e}")
         return 77
+    except TestBedError as e:
+        say(str(e))
+        return 1
 
     ok = True
     total = len(SHOW) + 1

@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import scenarios  # noqa: E402  (first: it imports package_checks)
 import package_checks  # noqa: E402
-from vmharness import Guest, GuestError, Skip  # noqa: E402
+from vmharness import Guest, GuestError, Skip, TestBedError  # noqa: E402
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -41,13 +41,16 @@ def guest_inputs(vm_dir, kernel="6.1", image=None):
     info_path = os.path.join(vm_dir, f"kernel{sfx}.json")
     initrd = os.path.abspath(os.path.join(vm_dir, image or f"initramfs{sfx}.cpio"))
     if not os.path.exists(info_path) or not os.path.exists(initrd):
-        raise Skip(f"guest image not built ({info_path}, {initrd}): "
-                   f"meson compile -C BUILDDIR guest-initramfs")
+        raise TestBedError(f"guest-kernel{sfx}/guest-initramfs{sfx}",
+                           f"no {info_path} or {initrd} (meson compile -C BUILDDIR "
+                           f"guest-initramfs{sfx})")
     info = json.load(open(info_path))
     if not info.get("available"):
-        raise Skip(info.get("reason") or "guest kernel unavailable")
+        raise TestBedError(f"guest-kernel{sfx} (guest_kernel.py)",
+                           info.get("reason") or "guest kernel unavailable")
     if os.path.getsize(initrd) == 0:
-        raise Skip("the initramfs is empty (the guest kernel was unavailable when it was built)")
+        raise TestBedError(f"guest-initramfs{sfx}", f"{initrd} is empty (the guest kernel was "
+                           f"unavailable when it was built)")
     return info, initrd
 
 
@@ -260,6 +263,9 @@ def main():
     except Skip as e:
         log(f"SKIP: {e}")
         return 77
+    except TestBedError as e:
+        log(f"FAIL: {e}")
+        return 1
 
 
 if __name__ == "__main__":

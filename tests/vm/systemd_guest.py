@@ -18,21 +18,24 @@ import threading
 import time
 
 from console_lines import Console
-from vmharness import AGENT_PORT, GuestError, Skip, _die_with_parent, connect_when_listening, \
-    find_qemu
+from vmharness import AGENT_PORT, GuestError, Skip, TestBedError, _die_with_parent, \
+    connect_when_listening, find_qemu
 
 TESTBED_PORT = "org.daxprobe.testbed.0"
 
 
 def image_inputs(image_dir):
-    """The built image's files, or Skip with the reason it was not built."""
+    """The built image's facts; TestBedError naming the step that failed
+    (Skip only for a fault of the machine, e.g. not root)."""
+    target = f"{os.path.basename(image_dir)}-image"
     info_path = os.path.join(image_dir, "image.json")
     if not os.path.exists(info_path):
-        raise Skip(f"Debian image not built ({info_path}): meson compile -C BUILDDIR "
-                   f"{os.path.basename(image_dir)}-image")
+        raise TestBedError(target, f"no {info_path} (meson compile -C BUILDDIR {target})")
     info = json.load(open(info_path))
     if info.get("error"):
-        raise Skip(f"Debian image unavailable: {info['error']}")
+        if info.get("machine_fault"):
+            raise Skip(f"machine fault: {info['error']}")
+        raise TestBedError(f"{target}: {info.get('step', 'the image build')}", info["error"])
     return info
 
 

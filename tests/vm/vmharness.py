@@ -56,6 +56,16 @@ class GuestError(Exception):
     pass
 
 
+class TestBedError(GuestError, RuntimeError):
+    """The test bed failed to build what a test needs (a guest kernel, an
+    initramfs, a Debian image, an fsdax template): the test fails and names
+    the step. Never a skip: a skip is for a fault of the machine (issue 30:
+    six tests skipped on a bad cached template and line 2 looked green)."""
+
+    def __init__(self, step, reason):
+        super().__init__(f"test bed: {step} failed: {reason}")
+
+
 def find_qemu():
     q = shutil.which("qemu-system-x86_64")
     if not q:
