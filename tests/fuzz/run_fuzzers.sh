@@ -44,7 +44,7 @@ command -v ccache >/dev/null 2>&1 && launcher="ccache "
 export CCACHE_BASEDIR="$src" CCACHE_NOHASHDIR=true
 if [ ! -f "$engine/build.ninja" ]; then
     echo "== configuring the libFuzzer build in $engine with $launcher$CXX"
-    CXX="$launcher$CXX" meson setup "$engine" "$src" -Dfuzz_engine=true -Dfuzz=disabled -Dbuildtype=plain --unity on \
+    CXX="$launcher$CXX" meson setup "$engine" "$src" -Dfuzz_engine=true -Dbuildtype=plain --unity on \
         -Db_sanitize=address,undefined -Db_lundef=false \
         -Dcpp_args="-g -O1 -fsanitize=fuzzer-no-link -fno-sanitize-recover=undefined" \
         -Dvm_tests=disabled -Dman=disabled -Dsystemd=disabled -Dstatic_libstdcxx=false >"$out/engine-setup.log" 2>&1 ||
