@@ -23,7 +23,6 @@ Exit 0 (numbers produced), 1 (failed), 77 (cannot run here, reason printed).
 """
 
 import argparse
-import glob
 import json
 import os
 import shutil
@@ -53,16 +52,12 @@ def log(msg):
 
 def fetch_qemu_ga(cache, dest):
     """Debian 12's qemu-guest-agent, unpacked into dest; returns the binary."""
-    os.makedirs(cache, exist_ok=True)
-    found = sorted(glob.glob(os.path.join(cache, "qemu-guest-agent_*.deb")))
-    if not found:
-        opts = guest_kernel.private_apt(cache, "bookworm")
-        p = subprocess.run(["apt-get"] + opts + ["download", "qemu-guest-agent"], cwd=cache,
-                           capture_output=True, text=True)
-        found = sorted(glob.glob(os.path.join(cache, "qemu-guest-agent_*.deb")))
-        if not found:
-            raise Skip(f"apt-get download qemu-guest-agent (bookworm) failed: {p.stderr.strip()}")
-    deb = found[-1]
+    # Through the test bed's verified cache, as the guest kernels are.
+    guest_kernel.APT_OPTS[:] = guest_kernel.private_apt(cache, "bookworm")
+    try:
+        deb = guest_kernel.fetch_deb("qemu-guest-agent", cache)
+    except RuntimeError as e:
+        raise Skip(f"qemu-guest-agent (bookworm): {e}")
     if os.path.exists(dest):
         shutil.rmtree(dest)
     subprocess.run(["dpkg-deb", "-x", deb, dest], check=True)
