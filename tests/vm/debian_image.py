@@ -170,27 +170,28 @@ def build_base(cache, suite, modules):
     key = hashlib.sha256(json.dumps([BASE_FORMAT, suite, mirror, packages, versions, modules, hook],
                                     sort_keys=True).encode()).hexdigest()[:16]
     tar = os.path.join(cache, f"debian-{suite}-{initramfs}-{modules}-{key}.tar")
-    if verified_cache.load(tar, check_base, f"{suite} base"):
+    with verified_cache.locked(tar):
+        if verified_cache.load(tar, check_base, f"{suite} base"):
+            return tar, versions
+        if not shutil.which("mmdebstrap"):
+            raise RuntimeError("mmdebstrap not found (packaging/install-deps.sh)")
+        log(f"building base {os.path.basename(tar)} with mmdebstrap (minutes)")
+        t0 = time.monotonic()
+        # force-confold: keep the essential hook's pre-seeded conffiles without
+        # asking. The output's name ends in .tar: mmdebstrap picks the format by it.
+        # Named per process: two build trees on one machine share the cache.
+        tmp = tar[:-len(".tar")] + f".partial-{os.getpid()}.tar"
+        try:
+            run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
+                 "--dpkgopt=force-confold", "--dpkgopt=force-confdef",
+                 "--essential-hook=" + hook, suite, tmp, mirror])
+            verified_cache.publish(tmp, tar, check_base, f"{suite} base", {"versions": versions})
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        log(f"base built in {time.monotonic() - t0:.0f} s")
+        drop_older(cache, f"debian-{suite}-{initramfs}-*.tar", tar)  # one base per suite
         return tar, versions
-    if not shutil.which("mmdebstrap"):
-        raise RuntimeError("mmdebstrap not found (packaging/install-deps.sh)")
-    log(f"building base {os.path.basename(tar)} with mmdebstrap (minutes)")
-    t0 = time.monotonic()
-    # force-confold: keep the essential hook's pre-seeded conffiles without
-    # asking. The output's name ends in .tar: mmdebstrap picks the format by it.
-    # Named per process: two build trees on one machine share the cache.
-    tmp = tar[:-len(".tar")] + f".partial-{os.getpid()}.tar"
-    try:
-        run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages),
-             "--dpkgopt=force-confold", "--dpkgopt=force-confdef",
-             "--essential-hook=" + hook, suite, tmp, mirror])
-        verified_cache.publish(tmp, tar, check_base, f"{suite} base", {"versions": versions})
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    log(f"base built in {time.monotonic() - t0:.0f} s")
-    drop_older(cache, f"debian-{suite}-{initramfs}-*.tar", tar)  # one base per suite
-    return tar, versions
 
 
 def drop_older(cache, pattern, keep):
@@ -241,35 +242,36 @@ def build_dracut_layer(cache, suite, base, versions):
     key = hashlib.sha256(json.dumps([DRACUT_FORMAT, os.path.basename(base), versions["dracut"]],
                                     sort_keys=True).encode()).hexdigest()[:16]
     tar = os.path.join(cache, f"debian-{suite}-dracut-{key}.tar")
-    if verified_cache.load(tar, check_dracut_layer, f"{suite} dracut layer"):
-        return tar, versions
-    t0 = time.monotonic()
-    root = tar[:-len(".tar")] + f".partial-{os.getpid()}"
-    tmp = root + ".tar"
-    remove_root(root)
-    os.makedirs(root)
-    try:
-        run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
-        configure(root)  # as the image's: the same inputs for the initramfs
-        dracut_config(root)
-        initrd = os.path.join(root, f"boot/initrd.img-{kernel_version(root)}")
-        before = mtime(initrd)
-        with Chroot(root) as ch:
-            ch("apt-get", "update", "-q")
-            # Its postinst's trigger makes the initramfs (with DRACUT_CONF).
-            ch("apt-get", "install", "-y", "-q", "--no-install-recommends", "dracut")
-            ch.apt_cleanup()
-        expect_remade(initrd, before, "apt-get install dracut")
-        run(["tar", "-cf", tmp, "-C", root, "--numeric-owner", "--xattrs", "."])
-        verified_cache.publish(tmp, tar, check_dracut_layer, f"{suite} dracut layer",
-                               {"versions": versions})
-    finally:
+    with verified_cache.locked(tar):
+        if verified_cache.load(tar, check_dracut_layer, f"{suite} dracut layer"):
+            return tar, versions
+        t0 = time.monotonic()
+        root = tar[:-len(".tar")] + f".partial-{os.getpid()}"
+        tmp = root + ".tar"
         remove_root(root)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    log(f"dracut layer {os.path.basename(tar)} built in {time.monotonic() - t0:.0f} s")
-    drop_older(cache, f"debian-{suite}-dracut-*.tar", tar)
-    return tar, versions
+        os.makedirs(root)
+        try:
+            run(["tar", "-xf", base, "-C", root, "--numeric-owner", "--xattrs"])
+            configure(root)  # as the image's: the same inputs for the initramfs
+            dracut_config(root)
+            initrd = os.path.join(root, f"boot/initrd.img-{kernel_version(root)}")
+            before = mtime(initrd)
+            with Chroot(root) as ch:
+                ch("apt-get", "update", "-q")
+                # Its postinst's trigger makes the initramfs (with DRACUT_CONF).
+                ch("apt-get", "install", "-y", "-q", "--no-install-recommends", "dracut")
+                ch.apt_cleanup()
+            expect_remade(initrd, before, "apt-get install dracut")
+            run(["tar", "-cf", tmp, "-C", root, "--numeric-owner", "--xattrs", "."])
+            verified_cache.publish(tmp, tar, check_dracut_layer, f"{suite} dracut layer",
+                                   {"versions": versions})
+        finally:
+            remove_root(root)
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        log(f"dracut layer {os.path.basename(tar)} built in {time.monotonic() - t0:.0f} s")
+        drop_older(cache, f"debian-{suite}-dracut-*.tar", tar)
+        return tar, versions
 
 
 def remove_root(root):
@@ -553,43 +555,44 @@ def fsdax_template(cache, out, kver, backing):
     from systemd_guest import SystemdGuest
     key = f"fsdax-{FSDAX_FORMAT}-{kver}-{backing >> 20}M"
     tmpl = os.path.join(cache, key + ".img")
-    # A template an older tree cached kept its facts in KEY.json.
-    legacy = os.path.join(cache, key + ".json")
-    legacy_meta = None
-    if os.path.exists(legacy) and not os.path.exists(verified_cache.manifest_path(tmpl)):
+    with verified_cache.locked(tmpl):
+        # A template an older tree cached kept its facts in KEY.json (left
+        # for such trees; once adopted, the manifest's are used).
+        legacy = os.path.join(cache, key + ".json")
+        legacy_meta = None
+        if os.path.exists(legacy) and not os.path.exists(verified_cache.manifest_path(tmpl)):
+            try:
+                legacy_meta = json.load(open(legacy))
+            except ValueError:
+                pass  # not adopted: checked against no facts, evicted
+        doc = verified_cache.load(tmpl, check_fsdax_template, "fsdax template", legacy_meta)
+        if doc:
+            return tmpl, doc["meta"]["offset"], doc["meta"]["size"]
+        t0 = time.monotonic()
+        blank = tmpl + f".partial-{os.getpid()}"
         try:
-            legacy_meta = json.load(open(legacy))
-        except ValueError:
-            pass
-        os.unlink(legacy)
-    doc = verified_cache.load(tmpl, check_fsdax_template, "fsdax template", legacy_meta)
-    if doc:
-        return tmpl, doc["meta"]["offset"], doc["meta"]["size"]
-    t0 = time.monotonic()
-    blank = tmpl + f".partial-{os.getpid()}"
-    try:
-        with open(blank, "wb") as f:
-            f.truncate(backing)
-        guest = SystemdGuest(out, "fsdax-setup",
-                             cmdline="init=/usr/local/sbin/daxprobe-testbed-fsdax daxprobe.mode=off",
-                             agent_port=False, nvdimm_file=blank)
-        with guest as g:
-            m = g.wait_console(rb"@@FSDAX region=(0x[0-9a-f]+) data=(0x[0-9a-f]+) size=(\d+)$",
-                               600)
-            g.wait_exit(120)
-        offset, size = int(m.group(2), 16) - int(m.group(1), 16), int(m.group(3))
-        if 0 < offset < backing:
-            with open(blank, "r+b") as f:
-                f.truncate(offset)
-        verified_cache.publish(blank, tmpl, check_fsdax_template, "fsdax template",
-                               {"kernel": kver, "backing": backing, "offset": offset,
-                                "size": size})
-    finally:
-        if os.path.exists(blank):
-            os.unlink(blank)
-    log(f"fsdax namespace template {key}: data at {offset} B, {size} B "
-        f"({time.monotonic() - t0:.0f} s)")
-    return tmpl, offset, size
+            with open(blank, "wb") as f:
+                f.truncate(backing)
+            guest = SystemdGuest(out, "fsdax-setup",
+                                 cmdline="init=/usr/local/sbin/daxprobe-testbed-fsdax daxprobe.mode=off",
+                                 agent_port=False, nvdimm_file=blank)
+            with guest as g:
+                m = g.wait_console(rb"@@FSDAX region=(0x[0-9a-f]+) data=(0x[0-9a-f]+) size=(\d+)$",
+                                   600)
+                g.wait_exit(120)
+            offset, size = int(m.group(2), 16) - int(m.group(1), 16), int(m.group(3))
+            if 0 < offset < backing:
+                with open(blank, "r+b") as f:
+                    f.truncate(offset)
+            verified_cache.publish(blank, tmpl, check_fsdax_template, "fsdax template",
+                                   {"kernel": kver, "backing": backing, "offset": offset,
+                                    "size": size})
+        finally:
+            if os.path.exists(blank):
+                os.unlink(blank)
+        log(f"fsdax namespace template {key}: data at {offset} B, {size} B "
+            f"({time.monotonic() - t0:.0f} s)")
+        return tmpl, offset, size
 
 
 def stat_is(st, kind):

@@ -152,25 +152,27 @@ def check_deb(package, archive=False):
 def fetch_deb(package, cache):
     """`package`'s .deb from the cache (verified) or the archive."""
     os.makedirs(cache, exist_ok=True)
-    for deb in sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")), reverse=True):
-        if verified_cache.load(deb, check_deb(package), "guest kernel package",
-                               adopt_check=check_deb(package, archive=True)):
-            return deb
-    # Into a folder of its own, then published: a download cut short never
-    # has the cache's name. apt drops privileges to _apt for downloads; a
-    # root-owned folder just produces a warning and an unsandboxed download.
-    with tempfile.TemporaryDirectory(prefix=".download-", dir=cache) as tmp:
-        try:
-            run(["apt-get"] + APT_OPTS + ["download", package], cwd=tmp)
-        except subprocess.CalledProcessError as e:
-            raise RuntimeError(f"apt-get download {package} failed: {e.stderr.strip()}")
-        found = glob.glob(os.path.join(tmp, f"{package}_*.deb"))
-        if len(found) != 1:
-            raise RuntimeError(f"apt-get download {package} left {found} in {tmp}")
-        deb = os.path.join(cache, os.path.basename(found[0]))
-        verified_cache.publish(found[0], deb, check_deb(package, archive=True),
-                               "guest kernel package")
-    return deb
+    # One download per package at a time, whichever build tree asks.
+    with verified_cache.locked(os.path.join(cache, package + ".deb")):
+        for deb in sorted(glob.glob(os.path.join(cache, f"{package}_*.deb")), reverse=True):
+            if verified_cache.load(deb, check_deb(package), "guest kernel package",
+                                   adopt_check=check_deb(package, archive=True)):
+                return deb
+        # Into a folder of its own, then published: a download cut short never
+        # has the cache's name. apt drops privileges to _apt for downloads; a
+        # root-owned folder just produces a warning and an unsandboxed download.
+        with tempfile.TemporaryDirectory(prefix=".download-", dir=cache) as tmp:
+            try:
+                run(["apt-get"] + APT_OPTS + ["download", package], cwd=tmp)
+            except subprocess.CalledProcessError as e:
+                raise RuntimeError(f"apt-get download {package} failed: {e.stderr.strip()}")
+            found = glob.glob(os.path.join(tmp, f"{package}_*.deb"))
+            if len(found) != 1:
+                raise RuntimeError(f"apt-get download {package} left {found} in {tmp}")
+            deb = os.path.join(cache, os.path.basename(found[0]))
+            verified_cache.publish(found[0], deb, check_deb(package, archive=True),
+                                   "guest kernel package")
+        return deb
 
 
 def unpack(deb, outdir):

@@ -127,9 +127,38 @@ def tarballs(cache):
         check("initramfs" in str(e), f"a base without an initramfs is refused when written ({e})")
 
 
+def lock(cache):
+    """A second build tree waits while one builds the same artefact: a real
+    process holds the lock, ours gets it only once that one let go."""
+    import threading
+    path = os.path.join(cache, "debian-trixie-initramfs-tools-most-0.tar")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, verified_cache\n"
+         f"with verified_cache.locked({path!r}):\n"
+         "    print('held', flush=True)\n    sys.stdin.readline()"],
+        cwd=os.path.dirname(os.path.abspath(__file__)), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True)
+    check(holder.stdout.readline().strip() == "held", "another process holds the lock")
+    entered = threading.Event()
+
+    def build():
+        with verified_cache.locked(path):
+            entered.set()
+    t = threading.Thread(target=build)
+    t.start()
+    check(not entered.wait(0.5), "ours does not get it meanwhile")
+    holder.stdin.write("go\n")
+    holder.stdin.flush()
+    check(entered.wait(60), "ours gets it once the other let go")
+    t.join(60)
+    holder.wait(60)
+    os.unlink(path + ".lock")
+
+
 with tempfile.TemporaryDirectory(prefix="dxcache-") as cache:
     templates(cache)
     tarballs(cache)
+    lock(cache)
     left = sorted(n for n in os.listdir(cache) if n != "root")
     check(left == [], f"nothing unverified left in the cache: {left}")
 print(f"{len(FAILS)} failed")

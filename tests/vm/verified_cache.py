@@ -20,8 +20,15 @@ template's data offset). One artefact is written by `publish` and read by
 
 `check(path, meta)` raises Invalid with the reason, or returns a short text
 of what it verified (kept in the manifest).
+
+Several build trees share the cache (a machine's clones, CI beside a
+developer): `locked(path)` is held around "load, else build and publish",
+so one builds and the others wait and then load what it made (seen here:
+two trees ran mmdebstrap into one .partial.tar at once).
 """
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -58,6 +65,21 @@ def _write_json(path, doc):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def locked(path):
+    """An exclusive lock on the artefact `path` (NAME.lock beside it) for
+    the time it is loaded or built; released when the process dies."""
+    with open(path + ".lock", "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"waiting for another process's build of {os.path.basename(path)}")
+            t0 = time.monotonic()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            log(f"{os.path.basename(path)}: waited {time.monotonic() - t0:.0f} s")
+        yield
 
 
 def evict(path, why):
