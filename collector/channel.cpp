@@ -44,7 +44,16 @@ std::int64_t TokenBucket::waitFor(double amount) const
 {
     if (tokens >= amount || rate <= 0)
         return 0;
-    return static_cast<std::int64_t>((amount - tokens) * 1000.0 / rate) + 1;
+    double ms = (amount - tokens) * 1000.0 / rate;
+    constexpr double kHour = 3600e3; // a rate of 0.01/s waits 100 s for one token
+    return !(ms < kHour) ? static_cast<std::int64_t>(kHour) : static_cast<std::int64_t>(ms) + 1;
+}
+
+std::size_t TokenBucket::whole(std::size_t cap) const
+{
+    if (!(tokens >= 1))
+        return 0; // also NaN
+    return tokens >= static_cast<double>(cap) ? cap : static_cast<std::size_t>(tokens);
 }
 
 Channel::Channel(ChannelConfig config, ChannelEnv env)
@@ -211,8 +220,7 @@ void Channel::onReadable(std::int64_t now, std::size_t room)
     // Read no more than the guest's allowance, the per-wake chunk and the
     // memory the collector can spare, so one guest can neither starve the
     // others nor make us buffer without bound.
-    std::size_t want = std::min(
-        {env_.options.readChunk, static_cast<std::size_t>(std::max(0.0, bytes_.tokens)), room});
+    std::size_t want = std::min(env_.options.readChunk, bytes_.whole(room));
     if (want == 0) {
         if (bytes_.tokens < 1) {
             throttledUntilMs = now + std::max<std::int64_t>(1, bytes_.waitFor(1));
@@ -258,8 +266,7 @@ bool Channel::handle(std::int64_t now)
     messages_.refill(now);
     // Each message is a unit of work: a bounded number per wake keeps every
     // guest's turn short.
-    std::size_t limit = std::min<std::size_t>(
-        env_.options.maxMessagesPerWake, static_cast<std::size_t>(std::max(1.0, messages_.tokens)));
+    std::size_t limit = std::max<std::size_t>(1, messages_.whole(env_.options.maxMessagesPerWake));
     std::uint64_t answersBefore = ingestor_->stats().ackReplies;
     std::size_t handled = ingestor_->process(limit);
     // The agent's answers to our acks are owed, not chosen: free of its rate.

@@ -21,6 +21,9 @@ struct TokenBucket {
     void refill(std::int64_t nowMs);
     // Milliseconds until `amount` tokens are available (0: now).
     std::int64_t waitFor(double amount) const;
+    // The whole tokens there are, at most `cap`: a double is converted only
+    // once it is known to fit (a cast of 2^64 or NaN is undefined).
+    std::size_t whole(std::size_t cap) const;
 };
 
 // What every channel shares: the store, the metrics, the options, the

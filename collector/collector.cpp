@@ -283,6 +283,8 @@ Result<void> Collector::runOnce(int maxWaitMs)
     }
     for (Channel *c : without)
         c->complete(now, nullptr);
+    if (metrics_->walPinned())
+        noteWal(store_, *metrics_); // the checkpointer's timer may have freed it
     for (Channel *c : turn) {
         if (c->connected() && c->nextFactsMs && now >= c->nextFactsMs)
             refreshFacts(*c, now);

@@ -130,7 +130,9 @@ int main(int argc, char **argv)
     auto *query = app.add_subcommand("query", "Latest verdict per VM, or one VM's history");
     query->add_option("--state-dir", qStateDir, "Where collector.db lives");
     query->add_option("--vm", qVm, "Show this VM's report history");
-    query->add_option("--limit", qLimit, "History rows")->capture_default_str();
+    query->add_option("--limit", qLimit, "History rows")
+        ->capture_default_str()
+        ->check(inRange("limit"));
     query->add_flag("--json", qJson, "JSON output");
     bool qLedger = false;
     query

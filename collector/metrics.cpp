@@ -62,6 +62,24 @@ void MetricsRegistry::noteStoreError(const std::string &vm)
     ++vms_[vm].storeErrors;
 }
 
+bool MetricsRegistry::setWal(std::int64_t bytes, std::int64_t capBytes, bool pinned,
+                             std::uint64_t refused)
+{
+    std::lock_guard lock(mu_);
+    bool changed = pinned != walPinned_;
+    walBytes_ = bytes;
+    walCapBytes_ = capBytes;
+    walPinned_ = pinned;
+    walRefused_ = refused;
+    return changed;
+}
+
+bool MetricsRegistry::walPinned() const
+{
+    std::lock_guard lock(mu_);
+    return walPinned_;
+}
+
 void MetricsRegistry::noteStoreFileLost()
 {
     std::lock_guard lock(mu_);
@@ -217,6 +235,19 @@ std::string MetricsRegistry::render() const
            "Times the database was found deleted or replaced under the collector (reopened; "
            "that commit was not acked)");
     out += fmt::format("daxprobe_collector_store_file_lost_total {}\n", storeFilesLost_);
+    family("daxprobe_collector_wal_bytes", "gauge",
+           "Size of the store's write-ahead log file (collector.db-wal)");
+    out += fmt::format("daxprobe_collector_wal_bytes {}\n", walBytes_);
+    family("daxprobe_collector_wal_cap_bytes", "gauge",
+           "The write-ahead log's cap: past it, commits wait until it is copied back");
+    out += fmt::format("daxprobe_collector_wal_cap_bytes {}\n", walCapBytes_);
+    family("daxprobe_collector_wal_pinned", "gauge",
+           "1 while a reader's transaction holds the write-ahead log at its cap: nothing is "
+           "committed or acked until it ends");
+    out += fmt::format("daxprobe_collector_wal_pinned {}\n", walPinned_ ? 1 : 0);
+    family("daxprobe_collector_wal_pinned_commits_total", "counter",
+           "Commits not attempted because a reader pinned the write-ahead log at its cap");
+    out += fmt::format("daxprobe_collector_wal_pinned_commits_total {}\n", walRefused_);
     family("daxprobe_collector_http_connections", "gauge",
            "Connections to this /metrics endpoint being served now");
     out += fmt::format("daxprobe_collector_http_connections {}\n", httpActive_);

@@ -47,6 +47,10 @@ class MetricsRegistry
     void noteStoreError(const std::string &vm);
     // The database file was found deleted or replaced (and reopened).
     void noteStoreFileLost();
+    // The write-ahead log: its size, its cap, whether a reader pins it there
+    // (commits stopped), commits refused so far. True if `pinned` changed.
+    bool setWal(std::int64_t bytes, std::int64_t capBytes, bool pinned, std::uint64_t refused);
+    bool walPinned() const;
     // /metrics' own HTTP connections right now (the page shows its bound).
     void setHttpConnections(std::size_t active, std::size_t limit);
     std::string render() const;
@@ -57,7 +61,9 @@ class MetricsRegistry
   private:
     mutable std::mutex mu_;
     std::map<std::string, VmMetrics> vms_;
-    std::uint64_t storeErrors_ = 0, storeFilesLost_ = 0;
+    std::uint64_t storeErrors_ = 0, storeFilesLost_ = 0, walRefused_ = 0;
+    std::int64_t walBytes_ = 0, walCapBytes_ = 0;
+    bool walPinned_ = false;
     std::size_t httpActive_ = 0, httpLimit_ = 0;
 };
 

@@ -1,10 +1,10 @@
 #include "collector/options.h"
 
 #include <cerrno>
-#include <cstdlib>
 #include <sstream>
 
 #include "base/root.h"
+#include "collector/option_ranges.h"
 
 namespace daxprobe::collector
 {
@@ -76,28 +76,26 @@ Result<void> loadConfigFile(const std::string &path, CollectorOptions &o, std::s
             o.watchName = a;
         else if (key == "metrics-listen")
             o.metricsListen = a;
-        else if ((key == "max-rows" || key == "max-bytes" || key == "max-guests" ||
-                  key == "guest-rate" || key == "guest-byte-rate" ||
-                  key == "host-facts-interval") &&
-                 !a.empty()) {
-            char *end = nullptr;
-            unsigned long long v = std::strtoull(a.c_str(), &end, 10);
-            if (*end || v == 0 || a[0] == '-')
+        else if (key == "max-rows" || key == "max-bytes" || key == "max-guests" ||
+                 key == "guest-rate" || key == "guest-byte-rate" || key == "host-facts-interval") {
+            auto v = parseInRange(numberRange(key), a);
+            if (a.empty() || !b.empty())
                 return bad();
+            if (!v)
+                return failf(EINVAL, "{}:{}: {} {}", path, n, key, v.error().message);
+            // Integers below 2^53 (the table's bounds): exact in the double.
             if (key == "max-rows")
-                o.maxRowsPerVm = v;
+                o.maxRowsPerVm = static_cast<std::size_t>(*v);
             else if (key == "max-bytes")
-                o.maxBytesPerVm = v;
+                o.maxBytesPerVm = static_cast<std::size_t>(*v);
             else if (key == "max-guests")
-                o.maxChannels = v;
+                o.maxChannels = static_cast<std::size_t>(*v);
             else if (key == "guest-rate")
-                o.messagesPerSecond = static_cast<double>(v);
-            else if (key == "host-facts-interval") {
-                if (v > 86400)
-                    return bad();
-                o.hostFactsIntervalMs = static_cast<int>(v * 1000);
-            } else
-                o.bytesPerSecond = static_cast<double>(v);
+                o.messagesPerSecond = *v;
+            else if (key == "guest-byte-rate")
+                o.bytesPerSecond = *v;
+            else
+                o.hostFactsIntervalMs = static_cast<int>(*v) * 1000;
         } else if (key == "log-level" && logLevel &&
                    (a == "trace" || a == "debug" || a == "info" || a == "warn" || a == "error" ||
                     a == "off"))

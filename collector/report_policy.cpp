@@ -14,6 +14,7 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
         return std::vector<bool>{};
     std::uint64_t lostBefore = store.filesLost();
     auto stored = store.addReports(batch, wallNow);
+    noteWal(store, metrics);
     if (store.filesLost() != lostBefore) {
         metrics.noteStoreFileLost();
         spdlog::error("the store was deleted or replaced under the collector: every report "
@@ -48,6 +49,23 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
         });
     }
     return stored;
+}
+
+void noteWal(Store &store, MetricsRegistry &metrics)
+{
+    const WalCheckpointer *c = store.checkpointer();
+    if (!c)
+        return;
+    auto st = c->stats();
+    if (!metrics.setWal(c->logBytes(), st.capBytes, st.pinned, st.pinnedRefusals))
+        return;
+    if (st.pinned)
+        spdlog::error("a reader ({}) holds a read transaction that pins the store's write-ahead "
+                      "log at its cap of {} KiB: commits stop and nothing is acknowledged until "
+                      "it ends (daxprobe_collector_wal_pinned)",
+                      st.pinnedBy.empty() ? "process unknown" : st.pinnedBy, st.capBytes >> 10);
+    else
+        spdlog::warn("the write-ahead log is no longer pinned: commits resume");
 }
 
 void noteIdentity(Store &store, const std::string &vm, const std::string &socket,

@@ -22,6 +22,10 @@ namespace daxprobe::collector
 Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
                                        std::span<const ReportWrite> batch, std::int64_t wallNow);
 
+// The write-ahead log's state into the metrics; logs when a reader starts
+// or stops pinning it at its cap (commits stop, then resume by themselves).
+void noteWal(Store &store, MetricsRegistry &metrics);
+
 // The agent's claimed identity, kept as attributes of the host-named VM.
 void noteIdentity(Store &store, const std::string &vm, const std::string &socket,
                   const protocol::AgentIdentity &id, std::int64_t wallNow);

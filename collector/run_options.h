@@ -23,4 +23,8 @@ struct RunArgs {
 // daemon it execs, which parses them.
 CLI::App *addRunCommand(CLI::App &app, RunArgs &args);
 
+// Checks a numeric option against its range (option_ranges.h): the same
+// table the config file is checked against.
+CLI::Validator inRange(std::string_view name);
+
 } // namespace daxprobe::collector

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "collector/store_schema.h"
 #include "collector/store_statements.h"
 
 namespace daxprobe::collector
@@ -12,48 +13,6 @@ using nlohmann::json;
 
 namespace
 {
-
-constexpr const char *kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS vms (
-  vm TEXT PRIMARY KEY,
-  socket TEXT NOT NULL DEFAULT '',
-  machine_id TEXT NOT NULL DEFAULT '',
-  hostname TEXT NOT NULL DEFAULT '',
-  agent_version TEXT NOT NULL DEFAULT '',
-  stream TEXT NOT NULL DEFAULT '',
-  seq INTEGER NOT NULL DEFAULT 0,
-  verdict TEXT NOT NULL DEFAULT '',
-  dropped_reports INTEGER NOT NULL DEFAULT 0,
-  last_report_at INTEGER NOT NULL DEFAULT 0,
-  last_seen_at INTEGER NOT NULL DEFAULT 0,
-  host_facts TEXT,
-  report_rows INTEGER NOT NULL DEFAULT 0,
-  report_bytes INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS reports (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  vm TEXT NOT NULL,
-  stream TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  received_at INTEGER NOT NULL,
-  reason TEXT NOT NULL,
-  verdict TEXT NOT NULL,
-  report TEXT NOT NULL,
-  metrics TEXT,
-  bytes INTEGER NOT NULL DEFAULT 0,
-  UNIQUE (vm, stream, seq)
-);
-CREATE INDEX IF NOT EXISTS reports_by_vm ON reports (vm, id);
-)sql";
-
-// A store written before the counters existed: add them and count once.
-constexpr const char *kAddCounters = R"sql(
-ALTER TABLE vms ADD COLUMN report_rows INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE vms ADD COLUMN report_bytes INTEGER NOT NULL DEFAULT 0;
-UPDATE vms SET
-  report_rows = (SELECT COUNT(*) FROM reports r WHERE r.vm = vms.vm),
-  report_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM reports r WHERE r.vm = vms.vm);
-)sql";
 
 // Rolls back unless committed: every early return leaves the db untouched.
 class Transaction
@@ -118,6 +77,8 @@ Store::~Store() = default;
 
 Result<Store> Store::open(const std::string &path, StoreOptions options)
 {
+    if (auto r = refuseLinkedFiles(path); !r)
+        return tl::unexpected(r.error());
     auto db = SqliteDb::open(path, false);
     if (!db)
         return tl::unexpected(db.error());
@@ -135,7 +96,7 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
     // KiB (the checkpointer's smallest bound, WalCheckpointer::kMinPages).
     if (auto r = s.db_.exec("PRAGMA journal_size_limit=524288;"); !r)
         return tl::unexpected(r.error());
-    if (auto r = s.migrate(); !r)
+    if (auto r = prepareSchema(s.db_, path); !r)
         return tl::unexpected(r.error());
     if (auto r = s.prepareWrites(); !r)
         return tl::unexpected(r.error());
@@ -150,28 +111,12 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
 
 Result<Store> Store::openReadOnly(const std::string &path)
 {
+    if (auto r = refuseLinkedFiles(path); !r)
+        return tl::unexpected(r.error());
     auto db = SqliteDb::open(path, true);
     if (!db)
         return tl::unexpected(db.error());
     return Store(std::move(*db), {});
-}
-
-Result<void> Store::migrate()
-{
-    if (auto r = db_.exec(kSchema); !r)
-        return r;
-    auto has = db_.prepare("SELECT 1 FROM pragma_table_info('vms') WHERE name = 'report_rows'");
-    if (!has)
-        return tl::unexpected(has.error());
-    if (has->step() == SQLITE_ROW)
-        return {};
-    if (auto r = db_.exec("BEGIN IMMEDIATE"); !r)
-        return r;
-    if (auto r = db_.exec(kAddCounters); !r) {
-        (void)db_.exec("ROLLBACK");
-        return r;
-    }
-    return db_.exec("COMMIT");
 }
 
 Result<void> Store::prepareWrites()
@@ -184,10 +129,13 @@ Result<void> Store::prepareWrites()
         {&st->begin, "BEGIN IMMEDIATE"},
         {&st->commit, "COMMIT"},
         {&st->rollback, "ROLLBACK"},
+        // Only a resend is passed over: any other constraint that fails
+        // (OR IGNORE swallowed them all) fails the batch, and nothing is acked.
         {&st->insertReport,
-         "INSERT OR IGNORE INTO reports "
+         "INSERT INTO reports "
          "(vm, stream, seq, received_at, reason, verdict, report, metrics, bytes) "
-         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+         "ON CONFLICT (vm, stream, seq) DO NOTHING"},
         {&st->upsertLatest,
          "INSERT INTO vms (vm, stream, seq, verdict, dropped_reports, last_report_at, "
          "last_seen_at, report_rows, report_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?8, ?7) "
@@ -227,6 +175,16 @@ Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, 
             return tl::unexpected(r.error());
     if (!st_)
         return failf(EROFS, "store opened read-only");
+    if (auto r = checkpointer_->beforeCommit(); !r)
+        return tl::unexpected(r.error());
+    auto r = commitBatch(batch, now);
+    if (!r && checkpointer_)
+        checkpointer_->afterFailedCommit();
+    return r;
+}
+
+Result<std::vector<bool>> Store::commitBatch(std::span<const ReportWrite> batch, std::int64_t now)
+{
     std::vector<bool> isNew;
     isNew.reserve(batch.size());
     Transaction tx(*st_);

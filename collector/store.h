@@ -74,7 +74,9 @@ class Store
     // counters) in one transaction: all or nothing. Per report, true if new,
     // false for a (vm, stream, seq) already stored (a resend, also within
     // the batch). Over a VM's limits, its oldest rows are deleted, never
-    // its newest.
+    // its newest. Any failure but a resend's conflict fails the batch, and
+    // so does a write-ahead log that a reader pins at its cap
+    // (WalCheckpointer::beforeCommit): nothing of it is to be acked.
     Result<std::vector<bool>> addReports(std::span<const ReportWrite> batch, std::int64_t now);
     Result<bool> addReport(const std::string &vm, const protocol::ReportEnvelope &report,
                            std::int64_t now);
@@ -108,7 +110,6 @@ class Store
 
   private:
     Store(SqliteDb db, StoreOptions options);
-    Result<void> migrate();
     Result<void> prepareWrites();
     // What one batch changed of one VM: its counters grow by rows/bytes,
     // its latest state is `last`'s.
@@ -118,6 +119,8 @@ class Store
         std::uint64_t rows, bytes;
         std::int64_t newestId;
     };
+    // addReports' transaction, once the log has room.
+    Result<std::vector<bool>> commitBatch(std::span<const ReportWrite> batch, std::int64_t now);
     // The row's id, or 0 for a resend (already stored).
     Result<std::int64_t> insertOne(const ReportWrite &w, std::int64_t now);
     Result<void> updateVmRow(const VmBatch &b, std::int64_t now);
@@ -138,6 +141,10 @@ class Store
     // Declared after db_: stopped (and unhooked) before the writer closes.
     std::unique_ptr<WalCheckpointer> checkpointer_;
 };
+
+// An error if the database, its -wal or its -shm is a symbolic link
+// (store_file.cpp).
+Result<void> refuseLinkedFiles(const std::string &path);
 
 // The embedded default: $STATE_DIRECTORY (systemd StateDirectory=), else
 // /var/lib/daxprobe.

@@ -1,5 +1,7 @@
 // The store's file under its feet: an operator (or a cleanup job) that
 // deletes or replaces collector.db while the collector runs.
+#include <sys/stat.h>
+
 #include <cerrno>
 
 #include "collector/store.h"
@@ -21,6 +23,24 @@ bool moved(sqlite3_file *f)
 }
 
 } // namespace
+
+Result<void> refuseLinkedFiles(const std::string &path)
+{
+    // SQLite will not follow a link for its -shm and -wal (a planted one
+    // could redirect its writes) and says only "disk I/O error".
+    for (const char *suffix : {"", "-wal", "-shm"}) {
+        std::string p = path + suffix;
+        struct stat st {
+        };
+        if (::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+            return failf(ELOOP,
+                         "{} is a symbolic link: the store and its -wal and -shm files must be "
+                         "plain files in the state directory (remove the link; nothing was "
+                         "written through it)",
+                         p);
+    }
+    return {};
+}
 
 bool Store::fileGone()
 {
