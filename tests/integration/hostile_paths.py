@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Root's commands on paths another user controls (issue 31, items 1 and 2).
 
-Root runs the real `daxprobe` (`check --capture`, `exercise`, `profile -o`)
+Root runs the real `daxprobe` (`check --capture`, `exercise`, `profile -o`,
+`agent --listen`)
 on names in a sticky world-writable directory, as in /tmp; a second user,
 uid 65534 through setpriv, plants symlinks, FIFOs and files there, or swaps
 a parent directory while `exercise` runs. No case may write, truncate or
@@ -256,6 +257,26 @@ def case_output_own(s):
               f"-o {path}: rc {rc} {err[-300:]!r} {text[:100]!r}")
 
 
+# --- agent --listen SOCKET ------------------------------------------------------
+
+@scene
+def case_agent_socket_parent_swapped(s):
+    # The socket's directory renamed and replaced by a symlink while the
+    # agent runs: at exit it must remove its own socket, not what the path
+    # names by then.
+    s.attacker("mkdir -p att")
+    sock = s.path("att/victim")
+    agent = bb.start_agent(DAXPROBE, sock, interval=3600)
+    bb.wait_socket(sock, agent)
+    st = os.lstat(sock)
+    check(stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600,
+          f"the socket is not 0600: {oct(st.st_mode)}")
+    s.attacker(f"mv att att.old && ln -s {s.rootonly} att")
+    agent.kill(signal.SIGTERM)
+    s.victim_intact()
+    check(not os.path.exists(s.path("att.old/victim")), "the agent left its socket behind")
+
+
 CASES = {"capture-planted-symlink": case_capture_planted_symlink,
          "capture-dir-symlink": case_capture_dir_symlink,
          "capture-their-dir": case_capture_their_dir,
@@ -267,7 +288,8 @@ CASES = {"capture-planted-symlink": case_capture_planted_symlink,
          "output-their-symlink": case_output_their_symlink,
          "output-their-file": case_output_their_file,
          "output-their-fifo": case_output_their_fifo,
-         "output-own": case_output_own}
+         "output-own": case_output_own,
+         "agent-socket-parent-swapped": case_agent_socket_parent_swapped}
 
 
 def sysctl(name, value=None):
