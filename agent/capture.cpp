@@ -17,13 +17,11 @@ Result<CaptureWriter> CaptureWriter::create(const std::string &dir)
         path.pop_back();
     auto parent = openParent(path);
     if (!parent)
-        return failf(parent.error().code, "capture: {}", parent.error().message);
+        return failf(parent.error().code, "capture: {}: {}", path, parent.error().message);
     auto made = makeDirExclusive(parent->dir.get(), parent->name, 0700);
     if (!made) {
         if (made.error().code == EEXIST)
-            return failf(EEXIST,
-                         "capture: {} exists; a capture goes into a new directory it "
-                         "makes itself",
+            return failf(EEXIST, "capture: {} already exists (--capture makes a new directory)",
                          path);
         return failf(made.error().code, "capture: {}: {}", path, made.error().message);
     }
