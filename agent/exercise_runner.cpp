@@ -199,7 +199,7 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
         return p;
     }
     if (!run.dax())
-        p.before = measureResidency(run.path, false);
+        p.before = measureResidency(fd, run.path, false);
     Vmstat vmBefore = vmstatNow(root);
     p.cachedKbBefore = cachedKb(root);
     FaultCounters counters =
@@ -220,7 +220,7 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
     if (!done)
         p.error = done.error().describe();
     if (!run.dax())
-        p.after = measureResidency(run.path, false);
+        p.after = measureResidency(fd, run.path, false);
 
     FootprintInput in;
     in.dax = run.dax();
@@ -248,7 +248,7 @@ void exerciseFile(const Root &root, const ExerciseOptions &options, const Unique
     }
     if (stopRequested(run))
         return;
-    run.statx = statxDax(run.path);
+    run.statx = statxDax(fd.get(), run.path); // the file made, whatever the name is now
 
     const std::size_t size = run.sizeBytes;
     const long page = ::sysconf(_SC_PAGESIZE);

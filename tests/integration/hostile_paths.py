@@ -182,6 +182,11 @@ def case_exercise_parent_swapped(s):
     rc, doc = exercise_result(proc, tracee, out)
     s.victim_intact()
     check(not os.path.exists(s.path("att/d.old/victim")), "exercise left its own file behind")
+    # It measured the file it made, not what the name led to after the swap.
+    # (the victim is 14 bytes: its residency is at most a page).
+    resident = [(p.get("page_cache_after") or {}).get("resident_bytes") or 0 for p in doc.get("phases") or []]
+    check(doc.get("statx_error") is None and max(resident, default=0) > 1 << 20,
+          f"measured another file: statx_error {doc.get('statx_error')!r}, resident after {resident}")
     check(rc == 0 and doc.get("removed") and doc.get("remove_note"),
           f"rc {rc}, removed {doc.get('removed')}, remove_note {doc.get('remove_note')!r}, "
           f"error {doc.get('error')!r}")
