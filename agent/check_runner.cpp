@@ -1,6 +1,7 @@
 #include "agent/check_runner.h"
 
 #include <exception>
+#include <optional>
 #include <vector>
 
 #include "agent/capture.h"
@@ -63,11 +64,18 @@ CheckOutcome live(const CheckOptions &options)
     auto root = Root::open(options.root);
     if (!root)
         return failed(root.error().describe());
-    CaptureWriter capture(options.captureDir);
-    if (!options.captureDir.empty())
+    // Made before anything is read: a DIR it will not write into is refused
+    // (exit 2) before the check runs, not reported after it.
+    std::optional<CaptureWriter> capture;
+    if (!options.captureDir.empty()) {
+        auto made = CaptureWriter::create(options.captureDir);
+        if (!made)
+            return failed(made.error().describe());
+        capture.emplace(std::move(*made));
         root->setRecorder([&capture](const std::string &path, std::string_view content) {
-            capture.addFile(path, content);
+            capture->addFile(path, content);
         });
+    }
 
     GatherOptions g;
     g.live = options.root == "/";
@@ -78,11 +86,11 @@ CheckOutcome live(const CheckOptions &options)
     Facts facts = gatherFacts(*root, g);
     CheckOutcome out = render(facts, options);
 
-    if (!options.captureDir.empty()) {
-        capture.writeJson("live.json", liveFactsToJson(facts));
-        if (!capture.error().empty()) {
-            out.report["capture_error"] = capture.error();
-            out.text += "capture: " + capture.error() + "\n";
+    if (capture) {
+        capture->writeJson("live.json", liveFactsToJson(facts));
+        if (!capture->error().empty()) {
+            out.report["capture_error"] = capture->error();
+            out.text += capture->error() + "\n";
         }
     }
     return out;

@@ -77,6 +77,7 @@ json exerciseJson(const ExerciseRun &run)
             {"footprint", {{"code", run.footprint.code}, {"summary", run.footprint.summary}}},
             {"error", errorOrNull(run.error)},
             {"removed", run.removed},
+            {"remove_note", errorOrNull(run.removeNote)},
             {"remove_error", errorOrNull(run.removeError)},
             {"exit_code", exerciseExitCode(run)}};
 }
@@ -125,8 +126,9 @@ std::string exerciseText(const ExerciseRun &run)
     if (!run.error.empty())
         out += fmt::format("error: {}\n", run.error);
     if (run.created)
-        out += run.removed ? fmt::format("{} removed\n", run.path)
-                           : fmt::format("could not remove: {}\n", run.removeError);
+        out += !run.removed             ? fmt::format("not removed: {}\n", run.removeError)
+               : run.removeNote.empty() ? fmt::format("{} removed\n", run.path)
+                                        : fmt::format("removed ({})\n", run.removeNote);
     return out;
 }
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -16,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "base/safe_files.h"
 #include "base/unique_fd.h"
 #include "base/unique_mapping.h"
 #include "probes/dax_evidence.h"
@@ -81,23 +83,49 @@ bool stopRequested(ExerciseRun &run)
     return true;
 }
 
-// Unlinks the exercise file when the run ends, whichever way it ends.
+// Removes the exercise file when the run ends, whichever way it ends: only
+// the inode created, through the directory fd held since its creation, so a
+// parent renamed or a name replaced meanwhile is never followed or removed.
 class RemoveOnExit
 {
   public:
-    explicit RemoveOnExit(ExerciseRun &run) : run_(run) {}
+    RemoveOnExit(ExerciseRun &run, const ParentDir &parent, const FileId &id)
+        : run_(run), parent_(parent), id_(id)
+    {
+    }
     ~RemoveOnExit()
     {
-        if (::unlink(run_.path.c_str()) == 0)
+        auto r = removeCreated(parent_.dir.get(), parent_.name, id_);
+        if (r) {
             run_.removed = true;
+            if (!sameDirectory())
+                run_.removeNote = "its directory was moved while it ran: the file removed is "
+                                  "the one it created, not what the path names now";
+        } else if (r.error().code == ESTALE)
+            run_.removeError = fmt::format(
+                "{}: the name no longer leads to the file exercise created (inode {}), so "
+                "nothing was removed; the created file may be left under another name",
+                run_.path, id_.ino);
         else
-            run_.removeError = Error{errno, "unlink " + run_.path}.describe();
+            run_.removeError = fmt::format("{}: {}", run_.path, r.error().describe());
     }
     RemoveOnExit(const RemoveOnExit &) = delete;
     RemoveOnExit &operator=(const RemoveOnExit &) = delete;
 
   private:
+    // Does the path still lead to the directory the file was created in?
+    bool sameDirectory() const
+    {
+        auto now = openParent(run_.path);
+        struct stat a {
+        }, b{};
+        return now && ::fstat(now->dir.get(), &a) == 0 && ::fstat(parent_.dir.get(), &b) == 0 &&
+               a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    }
+
     ExerciseRun &run_;
+    const ParentDir &parent_;
+    FileId id_;
 };
 
 // A shared mapping of the whole file at a 2 MiB-aligned address: with the
@@ -171,7 +199,7 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
         return p;
     }
     if (!run.dax())
-        p.before = measureResidency(run.path, false);
+        p.before = measureResidency(fd, run.path, false);
     Vmstat vmBefore = vmstatNow(root);
     p.cachedKbBefore = cachedKb(root);
     FaultCounters counters =
@@ -192,7 +220,7 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
     if (!done)
         p.error = done.error().describe();
     if (!run.dax())
-        p.after = measureResidency(run.path, false);
+        p.after = measureResidency(fd, run.path, false);
 
     FootprintInput in;
     in.dax = run.dax();
@@ -220,7 +248,7 @@ void exerciseFile(const Root &root, const ExerciseOptions &options, const Unique
     }
     if (stopRequested(run))
         return;
-    run.statx = statxDax(run.path);
+    run.statx = statxDax(fd.get(), run.path); // the file made, whatever the name is now
 
     const std::size_t size = run.sizeBytes;
     const long page = ::sysconf(_SC_PAGESIZE);
@@ -283,18 +311,24 @@ ExerciseRun runExercise(const Root &root, const ExerciseOptions &options)
     run.path = options.path;
     run.sizeBytes = options.sizeBytes;
     DeferStopSignals defer; // from before the file exists until after it is gone
-    UniqueFD fd(::open(run.path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    if (!fd) {
-        run.usageError = errno == EEXIST;
-        run.error = errno == EEXIST
+    auto parent = openParent(run.path);
+    if (!parent) {
+        run.error = parent.error().describe();
+        return run;
+    }
+    auto created = createExclusive(parent->dir.get(), parent->name, O_RDWR, 0600);
+    if (!created) {
+        run.usageError = created.error().code == EEXIST;
+        run.error = run.usageError
                         ? run.path + " exists: exercise only creates (and removes) its own file"
-                        : Error{errno, "create " + run.path}.describe();
+                        : Error{created.error().code, "create " + run.path}.describe();
         return run;
     }
     run.created = true;
     {
-        RemoveOnExit remove(run); // its destructor records into run: keep it out of the return
-        exerciseFile(root, options, fd, run);
+        RemoveOnExit remove(run, *parent,
+                            created->id); // records into run: keep it out of the return
+        exerciseFile(root, options, created->fd, run);
     }
     return run;
 }

@@ -46,8 +46,9 @@ struct ExerciseRun {
     bool usageError = false; // e.g. the path exists: nothing was touched
     std::vector<ExercisePhase> phases;
     FootprintVerdict footprint;
-    bool removed = false;
-    std::string removeError;
+    bool removed = false;    // the inode created was unlinked
+    std::string removeNote;  // removed, but the path no longer leads there
+    std::string removeError; // not removed: why (e.g. the name now leads elsewhere)
 
     bool dax() const { return statx.observed() && statx.dax; }
 };
@@ -55,8 +56,9 @@ struct ExerciseRun {
 // Creates PATH (never an existing file), allocates it whole with
 // posix_fallocate so its extents can be mapped 2 MiB at a time, fills it,
 // then: a sequential read(), a read through a 2 MiB-aligned shared mapping,
-// a write through one (one byte per 4 KiB page, then msync). Removes PATH
-// however it ends.
+// a write through one (one byte per 4 KiB page, then msync). Removes the
+// file it created however it ends, and nothing else: not what PATH names by
+// then if another user moved its directory or replaced the name.
 ExerciseRun runExercise(const Root &root, const ExerciseOptions &options);
 
 } // namespace daxprobe

@@ -1,7 +1,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include "agent/report_json.h"
 #include "base/logging.h"
 #include "base/result.h"
+#include "base/safe_files.h"
 #include "base/version.h"
 #include "protocol/verdicts.h"
 
@@ -25,30 +25,36 @@ namespace
 {
 
 // --output is opened before anything runs: a command that ran with nowhere
-// to put its result is lost work.
-bool openOutput(const std::string &outputPath, std::ofstream &f)
+// to put its result is lost work. Opened as a shell's `>` would, but never
+// through another user's symlink or file in /tmp (base/safe_files.h).
+bool openOutput(const std::string &outputPath, UniqueFD &f)
 {
     if (outputPath.empty())
         return true;
-    f.open(outputPath, std::ios::trunc);
-    if (!f)
+    auto fd = openForRedirect(outputPath);
+    if (!fd) {
         fmt::print(stderr, "daxprobe profile: cannot write {}: {}; nothing was run\n", outputPath,
-                   Error::errnoName(errno));
-    return static_cast<bool>(f);
+                   fd.error().describe());
+        return false;
+    }
+    f = std::move(*fd);
+    return true;
 }
 
 // The report goes to stdout, or to --output so it cannot mix with the
 // profiled command's own output.
-bool emit(const std::string &text, const std::string &outputPath, std::ofstream &f)
+bool emit(const std::string &text, const std::string &outputPath, UniqueFD &f)
 {
     if (outputPath.empty()) {
         fmt::print("{}", text);
         return true;
     }
-    f << text;
-    f.close();
-    if (!f) {
-        fmt::print(stderr, "daxprobe profile: cannot write {}\n", outputPath);
+    auto w = writeAll(f.get(), text, outputPath);
+    if (w && ::close(f.release()) != 0)
+        w = failf(errno, "close {}", outputPath);
+    if (!w) {
+        fmt::print(stderr, "daxprobe profile: cannot write {}: {}\n", outputPath,
+                   w.error().describe());
         return false;
     }
     return true;
@@ -63,7 +69,7 @@ int profileCommand(const CommandProfileOptions &options, bool json, const std::s
         fmt::print(stderr, "daxprobe profile: {}\n", root.error().describe());
         return 2;
     }
-    std::ofstream out;
+    UniqueFD out;
     if (!openOutput(outputPath, out))
         return 2;
     CommandRun run = profileCommand(*root, options);
@@ -111,8 +117,9 @@ int main(int argc, char **argv)
                          "Also examine these files (DAX flag, page-cache residency)");
     checkCmd->add_flag("--json", json, "Print one JSON document (schema daxprobe.check/1)");
     checkCmd->add_flag("--no-active", noActive, "Skip the MAP_SYNC test file on DAX mounts");
-    checkCmd->add_option("--capture", check.captureDir,
-                         "Copy every file read, plus live facts, into DIR");
+    checkCmd->add_option(
+        "--capture", check.captureDir,
+        "Copy every file read, plus live facts, into DIR, a new directory it makes");
     checkCmd->add_option("--replay", check.replayDir, "Report on a capture made with --capture");
     checkCmd->add_option("--root", check.root,
                          "Read /proc and /sys under this directory (no live probes)");
@@ -136,7 +143,8 @@ int main(int argc, char **argv)
         "--no-perf", command.noPerf,
         "With a command: count with rusage and /proc/vmstat only, as when perf is not permitted");
     profileCmd->add_option("-o,--output", profileOutput,
-                           "Write the report to this file, not stdout");
+                           "Write the report to this file, not stdout (as `>` would, but never "
+                           "to another user's name in /tmp or another sticky directory)");
     profileCmd->add_option("command", command.argv, "The command to run, after --");
 
     ExerciseOptions exercise;
@@ -188,7 +196,7 @@ int main(int argc, char **argv)
             fmt::print(stderr, "daxprobe profile: give -- CMD ARGS... or --path FILE\n");
             return 2;
         }
-        std::ofstream file;
+        UniqueFD file;
         if (!openOutput(profileOutput, file))
             return 2;
         ProfileOutcome out = runProfile(profile);

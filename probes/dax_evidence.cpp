@@ -50,6 +50,11 @@ StatxEvidence statxDax(const std::string &path)
     return statxAt(AT_FDCWD, path.c_str(), AT_STATX_SYNC_AS_STAT, path);
 }
 
+StatxEvidence statxDax(int fd, const std::string &label)
+{
+    return statxAt(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, label);
+}
+
 std::string findRegularFile(const std::string &mountPoint, unsigned major, unsigned minor)
 {
     // Breadth-first and bounded: a huge filesystem must not make the boot

@@ -50,6 +50,8 @@ struct MapSyncEvidence : EvidenceOutcome {
 
 // statx() of one path (live only).
 StatxEvidence statxDax(const std::string &path);
+// The same of an open file: what a name leads to by now does not matter.
+StatxEvidence statxDax(int fd, const std::string &label);
 
 // A regular file on the mount at `mountPoint` on device major:minor, found
 // by a bounded walk that does not cross into other mounts; empty if none.

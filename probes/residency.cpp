@@ -83,11 +83,16 @@ Residency measureResidency(const std::string &path, bool isDax)
         out.fail(opened.error().describe());
         return out;
     }
-    UniqueFD fd = std::move(*opened);
+    return measureResidency(opened->get(), path, isDax);
+}
+
+Residency measureResidency(int fd, const std::string &label, bool isDax)
+{
+    Residency out;
     struct stat st {
     };
-    if (::fstat(fd.get(), &st) != 0) {
-        out.fail(Error{errno, "stat " + path}.describe());
+    if (::fstat(fd, &st) != 0) {
+        out.fail(Error{errno, "stat " + label}.describe());
         return out;
     }
     out.sizeBytes = static_cast<std::uint64_t>(st.st_size);
@@ -96,8 +101,8 @@ Residency measureResidency(const std::string &path, bool isDax)
         out.observe("DAX file: reads and mappings bypass the page cache");
         return out;
     }
-    if (!tryCachestat(fd.get(), out))
-        mincoreResidency(fd.get(), out);
+    if (!tryCachestat(fd, out))
+        mincoreResidency(fd, out);
     return out;
 }
 

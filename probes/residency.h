@@ -22,5 +22,7 @@ struct Residency : EvidenceOutcome {
 // some kernels (6.12), and mincore of a DAX mapping this process touched
 // reports every page resident. DAX files have no page cache: not_applicable.
 Residency measureResidency(const std::string &path, bool isDax);
+// The same of an open file (`label` names it in errors), e.g. one we created.
+Residency measureResidency(int fd, const std::string &label, bool isDax);
 
 } // namespace daxprobe

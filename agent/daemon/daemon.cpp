@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/daemon/daemon_port.h"
@@ -33,10 +34,26 @@ namespace
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
-Result<UniqueFD> listenUnix(const std::string &path)
+struct Listening {
+    UniqueFD fd;
+    ParentDir dir;
+    FileId id;
+};
+
+// Binds `path` as root may in a directory others can write: the directory is
+// opened once and the socket bound through it (/proc/self/fd/N/NAME), made
+// 0600 by the umask rather than a chmod that would follow a swapped-in
+// symlink, and only a stale socket there is replaced (base/safe_files.h).
+Result<Listening> listenUnix(const std::string &path)
 {
+    auto dir = openParent(path);
+    if (!dir)
+        return failf(dir.error().code, "socket path {}: {}", path, dir.error().message);
     sockaddr_un addr{};
-    if (path.size() >= sizeof(addr.sun_path))
+    std::string via = fmt::format("/proc/self/fd/{}/{}", dir->dir.get(), dir->name);
+    if (via.size() >= sizeof(addr.sun_path) || ::access("/proc/self/fd", X_OK) != 0)
+        via = path; // no /proc, or a long name: the path as given
+    if (via.size() >= sizeof(addr.sun_path))
         return failf(ENAMETOOLONG, "socket path {}", path);
     UniqueFD fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd)
@@ -44,16 +61,22 @@ Result<UniqueFD> listenUnix(const std::string &path)
     struct stat st {
     };
     // Replace a stale socket from an earlier run, never a regular file.
-    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
-        ::unlink(path.c_str());
+    if (::fstatat(dir->dir.get(), dir->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISSOCK(st.st_mode))
+        ::unlinkat(dir->dir.get(), dir->name.c_str(), 0);
     addr.sun_family = AF_UNIX;
-    path.copy(addr.sun_path, path.size());
-    if (::bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) < 0)
-        return failf(errno, "bind {}", path);
-    ::chmod(path.c_str(), 0600);
+    via.copy(addr.sun_path, via.size());
+    mode_t oldMask = ::umask(0177); // single-threaded here: no other file is being made
+    int bound = ::bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+    int bindErr = errno;
+    ::umask(oldMask);
+    if (bound < 0)
+        return failf(bindErr, "bind {}", path);
+    if (::fstatat(dir->dir.get(), dir->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return failf(errno, "stat {}", path);
     if (::listen(fd.get(), 4) < 0)
         return failf(errno, "listen {}", path);
-    return fd;
+    return Listening{std::move(fd), std::move(*dir), FileId{st.st_dev, st.st_ino}};
 }
 
 } // namespace
@@ -67,8 +90,11 @@ AgentDaemon::AgentDaemon(const DaemonOptions &options, protocol::AgentIdentity i
 
 AgentDaemon::~AgentDaemon()
 {
-    if (listenFd_)
-        ::unlink(path_.c_str());
+    if (listenFd_) {
+        auto r = removeCreated(listenDir_.dir.get(), listenDir_.name, listenId_);
+        if (!r && r.error().code != ENOENT)
+            spdlog::warn("{}: not removed: {}", path_, r.error().describe());
+    }
 }
 
 Result<std::unique_ptr<AgentDaemon>> AgentDaemon::create(const DaemonOptions &options,
@@ -106,10 +132,12 @@ Result<std::unique_ptr<AgentDaemon>> AgentDaemon::create(const DaemonOptions &op
 Result<void> AgentDaemon::openTransport()
 {
     if (!options_.listenPath.empty()) {
-        auto fd = listenUnix(options_.listenPath);
-        if (!fd)
-            return tl::unexpected(fd.error());
-        listenFd_ = std::move(*fd);
+        auto l = listenUnix(options_.listenPath);
+        if (!l)
+            return tl::unexpected(l.error());
+        listenFd_ = std::move(l->fd);
+        listenDir_ = std::move(l->dir);
+        listenId_ = l->id;
         path_ = options_.listenPath;
         spdlog::info("agent on {} (stream {})", path_, session_.identity().stream);
         return {};

@@ -6,6 +6,7 @@
 
 #include "agent/daemon/agent_session.h"
 #include "base/result.h"
+#include "base/safe_files.h"
 #include "base/unique_fd.h"
 
 namespace daxprobe
@@ -72,9 +73,11 @@ class AgentDaemon
     std::string path_;
     UniqueFD signalFd_;
     UniqueFD mountsFd_;
-    UniqueFD portFd_;   // virtio port: open for the daemon's whole life
-    UniqueFD listenFd_; // --listen mode
-    UniqueFD clientFd_; // --listen mode: at most one host at a time
+    UniqueFD portFd_;     // virtio port: open for the daemon's whole life
+    UniqueFD listenFd_;   // --listen mode
+    ParentDir listenDir_; // the socket's directory, held: removed from there at exit
+    FileId listenId_;     // the socket node bound, the only one removed
+    UniqueFD clientFd_;   // --listen mode: at most one host at a time
     UniqueFD epollFd_;
     struct Watched {
         int fd = -1;
