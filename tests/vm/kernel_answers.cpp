@@ -1,7 +1,8 @@
 /* The guest kernel's own answers about daxprobe's evidence sources, asked
  * directly and not through daxprobe's code (tests/vm/README.md): can these
  * credentials open a perf software counter (page faults, user space only:
- * the least a profile needs), and does cachestat(2) exist. One line each,
+ * the least a profile needs; and one that counts kernel-mode faults too),
+ * and does cachestat(2) exist. One line each,
  * "NAME=ok" or "NAME=ERRNO_NAME message". Built static for the initramfs. */
 #include <cerrno>
 #include <cstdio>
@@ -30,7 +31,7 @@ static void answer(const char *name, long rc)
         printf("%s=%s %s\n", name, errno == ENOSYS ? "ENOSYS" : "error", strerror(errno));
 }
 
-int main(int argc, char **argv)
+static void perfAnswer(const char *name, bool excludeKernel)
 {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof(attr));
@@ -38,11 +39,17 @@ int main(int argc, char **argv)
     attr.type = PERF_TYPE_SOFTWARE;
     attr.config = PERF_COUNT_SW_PAGE_FAULTS;
     attr.disabled = 1;
-    attr.exclude_kernel = 1;
+    attr.exclude_kernel = excludeKernel ? 1 : 0;
     long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-    answer("perf", fd);
+    answer(name, fd);
     if (fd >= 0)
         close(static_cast<int>(fd));
+}
+
+int main(int argc, char **argv)
+{
+    perfAnswer("perf", true);
+    perfAnswer("perf_kernel", false);
 
     /* Any file with a page cache will do: the one named, else this program. */
     int f = open(argc > 1 ? argv[1] : "/proc/self/exe", O_RDONLY);

@@ -50,6 +50,9 @@ BINARIES = {
     # the kernel's own answer beside daxprobe's: statx -r, mmap -S (MAP_SYNC),
     # chattr +x / lsattr (FS_XFLAG_DAX)
     "/usr/sbin/xfs_io": "/usr/sbin/xfs_io",
+    # util-linux's: runs a check as an unprivileged user (busybox's cannot
+    # change the uid)
+    "/usr/bin/setpriv": "/usr/bin/setpriv",
 }
 
 CONFIG_FILES = ["/etc/mke2fs.conf"]

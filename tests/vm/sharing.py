@@ -108,42 +108,39 @@ def environment(info, memory, image_paths):
             "pfn": {k: image.pfn_info(p) for k, p in image_paths.items() if k != "root"}}
 
 
-def boot_point(info, initrds, image_path, series, variant, append, n, out, timeout, memory):
-    """N guests from one image at once; returns the point's record."""
+def boot_points(info, initrds, image_path, series, variant, append, ns, out, timeout, memory):
+    """Guests from one image, booted in waves: up to each N of `ns` (sorted),
+    the missing guests start at once; with that many ready the host takes
+    its reading. ns=[N]: one point, N guests started together (the sweep);
+    ns=[1, 2]: N=1's guest is also one of N=2's (--incremental: fewer boots).
+    Returns one record per N."""
     kind = appliance.DEVICE[variant]
-    host.drop_cache(image_path)  # every point starts with the image cold on the host
+    host.drop_cache(image_path)  # every boot set starts with the image cold on the host
     mtime = os.stat(image_path).st_mtime_ns
     cmdline = f"daxprobe.variant={variant} daxprobe.ro=1 {appliance.CMDLINE} {append}".strip()
-    guests, reports = [], []
-    run_dir = os.path.join(out, "runs", f"{series}-n{n}")
+    guests, reports, readings = [], [], []
+    run_dir = os.path.join(out, "runs", f"{series}-n{'-'.join(map(str, ns))}")
     shutil.rmtree(run_dir, ignore_errors=True)
     with contextlib.ExitStack() as stack:
         try:
-            for _ in range(n):
-                g = Guest(info["vmlinux"], initrds[kind]["path"], "appliance",
-                          nvdimm=(kind == "nvdimm"), virtio_pmem=(kind == "virtio-pmem"),
-                          nvdimm_size=appliance.PMEM_SIZE, memory=memory,
-                          disk=image_path if kind == "blk" else None, shared_image=image_path,
-                          extra_cmdline=cmdline, keep=True)
-                stack.callback(shutil.rmtree, g.dir, True)
-                stack.enter_context(g)
-                guests.append(g)
-            # All N run at once: each guest's deadline counts from its own start.
-            socks = [stack.enter_context(g.connect_agent(timeout)) for g in guests]
-            for g, sock in zip(guests, socks):
-                data = appliance.first_report(sock, g.t_start + timeout)
-                reports.append((time.monotonic() - g.t_start, data))
-            # All N are booted and have run their workload: the host's reading.
-            t_measure = time.monotonic()
-            load = list(os.getloadavg())
-            readings = []
-            for g in guests:
-                backing = ({} if kind == "blk" else
-                           host.smaps_of_files(g.proc.pid, [image_path]).get(image_path))
-                readings.append((host.smaps_rollup(g.proc.pid), backing))
-            shared = host.page_cache(image_path)
-            boot_files = {"vmlinux": host.page_cache(info["vmlinux"]),
-                          "initramfs": host.page_cache(initrds[kind]["path"])}
+            for n in ns:
+                wave = []
+                for _ in range(n - len(guests)):
+                    g = Guest(info["vmlinux"], initrds[kind]["path"], "appliance",
+                              nvdimm=(kind == "nvdimm"), virtio_pmem=(kind == "virtio-pmem"),
+                              nvdimm_size=appliance.PMEM_SIZE, memory=memory,
+                              disk=image_path if kind == "blk" else None,
+                              shared_image=image_path, extra_cmdline=cmdline, keep=True)
+                    stack.callback(shutil.rmtree, g.dir, True)
+                    stack.enter_context(g)
+                    wave.append(g)
+                # A wave runs at once: each guest's deadline counts from its own start.
+                socks = [stack.enter_context(g.connect_agent(timeout)) for g in wave]
+                for g, sock in zip(wave, socks):
+                    data = appliance.first_report(sock, g.t_start + timeout)
+                    reports.append((time.monotonic() - g.t_start, data))
+                guests += wave
+                readings.append(read_host(guests, kind, image_path, info, initrds))
             for g in guests:
                 g.tell_guest("shutdown", timeout=max(1.0, g.t_start + timeout - time.monotonic()))
             records = []
@@ -151,24 +148,43 @@ def boot_point(info, initrds, image_path, series, variant, append, n, out, timeo
                 g.wait(max(1.0, g.t_start + timeout - time.monotonic()))
                 files = {k: v.decode(errors="replace") for k, v in g.results().items()}
                 appliance.save_run(os.path.join(run_dir, str(i)), g, files)
-                (t_report, data), (rollup, backing) = reports[i], readings[i]
+                t_report, data = reports[i]
                 records.append({
-                    "first_report_s": t_report, "qemu_rollup": rollup, "backing": backing,
+                    "first_report_s": t_report,
                     "qemu_peak_rss_kb": g.rusage.ru_maxrss if g.rusage else None,
                     "guest": appliance.guest_record(files, initrds[kind], data),
                     "block_ro": files.get("block-ro", "").strip() or None,
+                    "root_mount": files.get("root-mountinfo", "").strip() or None,
                     "dma": parse.dma_facts(files)})
         except GuestError as e:  # keep the consoles before the run folders go
             for i, g in enumerate(guests):
                 if not os.path.exists(os.path.join(run_dir, str(i))):
                     appliance.save_run(os.path.join(run_dir, str(i)), g, {})
-            raise GuestError(f"{series} N={n}: {e} (consoles: {run_dir}/)") from None
-    return {"series": series, "variant": variant, "append": append, "n": n,
-            "measured_after_s": t_measure - guests[0].t_start, "loadavg": load,
-            "image": os.path.basename(image_path),
-            "image_unchanged": os.stat(image_path).st_mtime_ns == mtime,
-            "shared_page_cache": shared, "boot_files_page_cache": boot_files,
-            "guests": records}
+            raise GuestError(f"{series} N={ns}: {e} (consoles: {run_dir}/)") from None
+    unchanged = os.stat(image_path).st_mtime_ns == mtime
+    points = []
+    for n, r in zip(ns, readings):
+        guest_recs = [dict(rec, qemu_rollup=rollup, backing=backing)
+                      for rec, (rollup, backing) in zip(records, r["qemus"])]
+        points.append({"series": series, "variant": variant, "append": append, "n": n,
+                       "measured_after_s": r["t"] - guests[0].t_start, "loadavg": r["load"],
+                       "image": os.path.basename(image_path), "image_unchanged": unchanged,
+                       "shared_page_cache": r["shared"], "boot_files_page_cache": r["boot"],
+                       "booted_with": ns, "guests": guest_recs})
+    return points
+
+
+def read_host(guests, kind, image_path, info, initrds):
+    """The host's reading with these guests booted and their workload run:
+    each QEMU's smaps_rollup (and its mapping of the image), the image's page
+    cache once."""
+    t, load = time.monotonic(), list(os.getloadavg())
+    qemus = [(host.smaps_rollup(g.proc.pid),
+              {} if kind == "blk" else host.smaps_of_files(g.proc.pid, [image_path]).get(image_path))
+             for g in guests]
+    return {"t": t, "load": load, "qemus": qemus, "shared": host.page_cache(image_path),
+            "boot": {"vmlinux": host.page_cache(info["vmlinux"]),
+                     "initramfs": host.page_cache(initrds[kind]["path"])}}
 
 
 def main():
@@ -183,6 +199,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=240.0,
                     help="bound on one guest's boot + workload, times N, s (default 240)")
     ap.add_argument("--deb", help="the guest package (default: the one in BUILDDIR/deb)")
+    ap.add_argument("--incremental", action="store_true",
+                    help="boot each series' guests once, one N after another (N=1's guest "
+                         "is one of N=2's): the test's way to a break-even in fewer boots")
     ap.add_argument("--check", action="store_true",
                     help="assert what must hold (every guest's root read-only, DAX where asked)")
     ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
@@ -220,16 +239,20 @@ def main():
             raise RuntimeError(f"pmem images not as asked ({PMEM_MAP}): {env['pfn']}")
         digests = {kind: sha256(p) for kind, p in paths.items()}
         points = []
-        for n in ns:  # rounds: drift in the host's load hits every series
+        # rounds: drift in the host's load hits every series; --incremental:
+        # one round, each series' guests booted one N after another.
+        for wave in ([ns] if args.incremental else [[n] for n in ns]):
             for name, (variant, append) in series.items():
                 kind = appliance.DEVICE[variant]
-                p = boot_point(info, initrds, paths["root" if kind == "blk" else kind], name,
-                               variant, append, n, out, args.timeout * n, args.memory)
-                t = stats.point_totals(p)
-                log(f"[{name} N={n}] host total {t['total_kb'] / 1024:.0f} MiB = QEMU anon "
-                    f"{t['anon_kb'] / 1024:.0f} + shared image cache {t['cache_kb'] / 1024:.0f}"
-                    f" (PSS sum {t['pss_kb'] / 1024:.0f}), load {p['loadavg'][0]:.1f}")
-                points.append(p)
+                for p in boot_points(info, initrds, paths["root" if kind == "blk" else kind],
+                                     name, variant, append, wave, out,
+                                     args.timeout * max(wave), args.memory):
+                    t = stats.point_totals(p)
+                    log(f"[{name} N={p['n']}] host total {t['total_kb'] / 1024:.0f} MiB = QEMU "
+                        f"anon {t['anon_kb'] / 1024:.0f} + shared image cache "
+                        f"{t['cache_kb'] / 1024:.0f} (PSS sum {t['pss_kb'] / 1024:.0f}), "
+                        f"load {p['loadavg'][0]:.1f}")
+                    points.append(p)
         env["loadavg_end"] = list(os.getloadavg())
         env["images_unchanged"] = {k: sha256(p) == digests[k] for k, p in paths.items()}
     except (GuestError, RuntimeError, OSError, ValueError, subprocess.CalledProcessError) as e:

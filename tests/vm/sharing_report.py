@@ -187,17 +187,61 @@ def invariants(result):
                 fails.append(f"{tag} #{i}: guest error {gr['error']!r}")
             if cmd.get("exit_status") != 0:
                 fails.append(f"{tag} #{i}: workload exit status {cmd.get('exit_status')}")
-            want = "dax_active" if p["variant"] in DAX_VARIANTS else None
-            if (gr.get("root_verdict") == "dax_active") != (want == "dax_active"):
-                fails.append(f"{tag} #{i}: root verdict {gr.get('root_verdict')}"
-                             f"{', want dax_active' if want else ' without -o dax'}")
+            # DAX as the kernel has it: the device's queue/dax and the root's
+            # mount options (mountinfo); daxprobe's verdict must agree.
+            dax = p["variant"] in DAX_VARIANTS
+            opts = root_options(g.get("root_mount"))
+            kernel_dax = gr.get("queue_dax") == "1" and bool(opts & {"dax", "dax=always"})
+            if kernel_dax != dax:
+                fails.append(f"{tag} #{i}: the kernel's queue/dax {gr.get('queue_dax')}, root "
+                             f"mount options {sorted(opts)}: DAX {kernel_dax}, want {dax}")
+            if (gr.get("root_verdict") == "dax_active") != kernel_dax:
+                fails.append(f"{tag} #{i}: daxprobe's root verdict {gr.get('root_verdict')}, "
+                             f"the kernel's DAX {kernel_dax}")
             # readonly=on: virtio-blk offers VIRTIO_BLK_F_RO and an unarmed
             # NVDIMM makes the region read-only; virtio-pmem has no such flag.
             if p["variant"] != "virtio-pmem" and g.get("block_ro") != "1":
                 fails.append(f"{tag} #{i}: root device ro={g.get('block_ro')}, want 1")
             if "swiotlb=noforce" in p["append"] and gr.get("swiotlb_mb"):
                 fails.append(f"{tag} #{i}: SWIOTLB {gr['swiotlb_mb']} MiB under swiotlb=noforce")
+    fails += break_even_failures(result)
     if result.get("environment", {}).get("images_unchanged", {}) and not all(
             result["environment"]["images_unchanged"].values()):
         fails.append(f"an image's content changed: {result['environment']['images_unchanged']}")
+    return fails
+
+
+def root_options(mountinfo_line):
+    """The mount and superblock options of the root's mountinfo line."""
+    fields = (mountinfo_line or "").split()
+    if " - " not in f" {mountinfo_line or ''} " or len(fields) < 6:
+        return set()
+    sep = fields.index("-")
+    return set(fields[5].split(",")) | set(fields[sep + 3].split(",") if len(fields) > sep + 3
+                                             else [])
+
+
+def break_even_failures(result):
+    """Every DAX series measured at two N or more against a virtio-blk series
+    at the same N has its break-even computed, against virtio-blk booted with
+    the same extra kernel command line whenever that was measured."""
+    fails = []
+    pts = result["points"]
+    ns = {}
+    for p in pts:
+        ns.setdefault(p["series"], set()).add(p["n"])
+    blk = {p["append"]: p["series"] for p in pts if p["variant"] not in DAX_VARIANTS}
+    for name in {p["series"] for p in pts if p["variant"] in DAX_VARIANTS}:
+        append = next(p["append"] for p in pts if p["series"] == name)
+        base = blk.get(append, blk.get(""))
+        if base is None or len(ns[name] & ns[base]) < 2:
+            continue
+        be = result["summary"]["break_even"].get(name)
+        if not be or be.get("baseline") != base:
+            fails.append(f"{name}: no break-even against {base} "
+                         f"({(be or {}).get('baseline')!r})")
+        elif not (be.get("dax_fit") and be.get("blk_fit")) or \
+                sorted(be.get("ns") or []) != sorted(ns[name] & ns[base]):
+            fails.append(f"{name}: break-even not computed over N {sorted(ns[name] & ns[base])}:"
+                         f" {be}")
     return fails

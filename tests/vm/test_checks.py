@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The VM suite's host-side assertions, tested without a VM.
 
+What this is for: the assertions themselves, not the product. It runs no
+daxprobe, so it cannot catch a product bug (the VM tests do, in real guests);
+it catches an assertion that cannot fail, or one that fails real results.
 Each tests/fixtures/<scenario>/_vm/ holds what a real guest shipped when the
 fixture was captured. The scenario's own check must accept it, and must
-reject it once a verdict, an exit code or a reported size is made wrong: an
-assertion that cannot fail is not a test.
+reject it once a verdict, an exit code, a reported size or a kernel answer
+is made wrong: an assertion that cannot fail is not a test.
 """
 
 import copy
@@ -127,6 +130,56 @@ class Checks(unittest.TestCase):
                 doc["namespaces"] = []
             with self.subTest(name):
                 self.assertTrue(failures(name, with_doc(files, m)))
+
+    # -- the kernel's own answers (evidence_checks.py) ----------------------------
+
+    def test_failed_daxctl_reference_fails(self):
+        # A failed `daxctl list` is no reference: not "no devices".
+        for name in captured():
+            files = dict(load(name), **{"daxctl-list.rc": b"1\n",
+                                        "daxctl-list.stderr": b"error: no such bus\n"})
+            with self.subTest(name):
+                self.assertTrue(any("daxctl list` exited 1" in f for f in failures(name, files)))
+
+    def test_refusal_with_the_other_code_fails(self):
+        # Each refusal has one right verdict: ext4's refused dax mount is
+        # dax_not_requested, XFS's accepted-then-off mount dax_silently_off.
+        swap = {"dax_not_requested": "dax_silently_off", "dax_silently_off": "dax_not_requested"}
+        for refusal in ("inline-data", "data-journal", "xfs-blocksize"):
+            def m(doc):
+                mnt = scenarios.pmem_mount(doc)
+                mnt["verdict"]["code"] = swap[mnt["verdict"]["code"]]
+            fname = f"refusal-{refusal}.json"
+            with self.subTest(refusal):
+                f = failures("ext4-1k-dax", with_json(load("ext4-1k-dax"), fname, m))
+                self.assertTrue(any(f"{refusal}: mount verdict" in x for x in f), f)
+
+    def test_perf_note_against_the_kernel(self):
+        # fsdax-xfs's profile -- CMD counted kernel-mode faults (root): it must say
+        # nothing of user-mode only while the kernel opens the full counter,
+        # and must say it when the kernel opens only the user-mode one.
+        files = load("fsdax-xfs")
+        files["kernel-sources.txt"] = load("ext4-1k-dax")["kernel-sources.txt"]
+        self.assertEqual(failures("fsdax-xfs", dict(files, **{
+            "kernel-sources.txt": files["kernel-sources.txt"] + b"perf_kernel=ok\n"})), [])
+        f = failures("fsdax-xfs", dict(files, **{
+            "kernel-sources.txt": files["kernel-sources.txt"] + b"perf_kernel=error EACCES\n"}))
+        self.assertTrue(any("perf_note" in x for x in f), f)
+
+    def test_unusable_source_without_its_reason_fails(self):
+        # tracepoints unusable: the reason must be the kernel's (tracefs not
+        # mounted); perf refused: the reason names the paranoid level.
+        files = load("fsdax-xfs")
+        kernel = (b"fs_dax_dir=no\nfs_dax_events=\nuid=0\nperf=error Permission denied\n"
+                  b"perf_kernel=error Permission denied\ncachestat=ENOSYS x\n"
+                  b"tracefs_mounted=no\nperf_event_paranoid=3\n")
+
+        def m(doc):
+            doc["faults"]["tracepoints"] = {"usable": False, "reason": "tracefs not readable"}
+            doc["faults"]["perf"] = {"usable": False, "reason": "no permission"}
+        f = failures("fsdax-xfs", with_doc(dict(files, **{"kernel-sources.txt": kernel}), m))
+        self.assertTrue(any("tracepoints' reason names 'tracefs not mounted'" in x for x in f), f)
+        self.assertTrue(any("perf_event_paranoid=3" in x for x in f), f)
 
     # -- the workload commands (exercise, profile -- CMD) ------------------------
 
@@ -531,6 +584,8 @@ class SharedBoot(unittest.TestCase):
         files.update({f"{self.LATER}/{k}": v for k, v in load(self.LATER).items()})
         mark = f"[   42.000000] {scenarios.KMSG_MARK}{self.LATER} begins\n".encode()
         files[f"{self.LATER}/dmesg.txt"] = mark + files[f"{self.LATER}/dmesg.txt"]
+        # Captured before /init kept daxctl's exit status; a live guest has it.
+        files.update({"daxctl-list.rc": b"0\n", f"{self.LATER}/daxctl-list.rc": b"0\n"})
         return (lambda fs: scenarios.run_checks(lead, fs, live=True)[0].failures), files, mark
 
     def test_later_scenario_is_checked(self):

@@ -62,9 +62,12 @@ def point(series, n, anon_each, cache_mib, variant=None, append=""):
     guests = [{"qemu_rollup": {"Anonymous": anon_each, "Pss": anon_each + 1000,
                                "Rss": anon_each + 2000},
                "guest": {"root_verdict": "dax_active" if variant != "blk" else None,
+                         "queue_dax": "1" if variant != "blk" else None,
                          "swiotlb_mb": 0, "error": None, "meminfo": {"MemTotal": 190000},
                          "workload": {"command": {"exit_status": 0}}},
                "block_ro": "0" if variant == "virtio-pmem" else "1",
+               "root_mount": "36 25 259:0 / /mnt/root ro,relatime shared:1 - ext4 /dev/pmem0 "
+                             + ("ro,dax=always" if variant != "blk" else "ro,noload"),
                "first_report_s": 10.0 + i} for i in range(n)]
     return {"series": series, "variant": variant or series.split("+")[0], "append": append,
             "n": n, "shared_page_cache": {"bytes": cache_mib << 20}, "image_unchanged": True,
@@ -183,6 +186,37 @@ def check_summary():
     fails = report.invariants(result)
     check(len(fails) == 2 and any("modified" in f for f in fails)
           and any("nvdimm-dax N=2 #1" in f for f in fails), f"invariants: {fails}")
+    # The kernel's answer, not daxprobe's: queue/dax 0 under a DAX verdict.
+    pts[4]["guests"][1]["guest"]["root_verdict"] = "dax_active"
+    pts[0]["image_unchanged"] = True
+    pts[5]["guests"][0]["guest"]["queue_dax"] = "0"
+    fails = report.invariants(result)
+    check(len(fails) == 2 and all("nvdimm-dax N=4 #0" in f for f in fails)
+          and any("queue/dax 0" in f for f in fails), f"invariants, kernel's DAX: {fails}")
+    pts[5]["guests"][0]["guest"]["queue_dax"] = "1"
+    # A break-even that was not computed.
+    del result["summary"]["break_even"]["nvdimm-dax"]
+    fails = report.invariants(result)
+    check(len(fails) == 1 and "nvdimm-dax: no break-even" in fails[0], f"no break-even: {fails}")
+
+
+def check_same_cmdline_baseline():
+    """With virtio-blk measured under swiotlb=noforce too, the noforce DAX
+    series is compared with it, not with plain blk; the invariants insist."""
+    pts = ([point("blk", n, 250 << 10, 60, "blk") for n in (1, 2)]
+           + [point("blk+noforce", n, 240 << 10, 60, "blk", stats.NOFORCE) for n in (1, 2)]
+           + [point("nvdimm-dax+noforce", n, 220 << 10, 88, "nvdimm-dax", stats.NOFORCE)
+              for n in (1, 2)])
+    result = {"points": pts}
+    result["summary"] = stats.summarise(result)
+    be = result["summary"]["break_even"]["nvdimm-dax+noforce"]
+    check(be["baseline"] == "blk+noforce", f"baseline with the same cmdline: {be['baseline']}")
+    # 220 vs 240 MiB per guest, 88 vs 60 MiB: the lines cross at 28 / 20 N.
+    check(abs(be["model_n"] - 28 / 20) < 1e-9, f"model N against blk+noforce: {be['model_n']}")
+    check(report.invariants(result) == [], f"invariants: {report.invariants(result)}")
+    result["summary"]["break_even"]["nvdimm-dax+noforce"]["baseline"] = "blk"
+    fails = report.invariants(result)
+    check(len(fails) == 1 and "against blk+noforce" in fails[0], f"wrong baseline: {fails}")
 
 
 def check_series_names():
@@ -200,6 +234,7 @@ check_dma()
 check_totals()
 check_break_even()
 check_summary()
+check_same_cmdline_baseline()
 check_series_names()
 for f in failures:
     print(f"FAIL: {f}")

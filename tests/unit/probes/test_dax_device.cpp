@@ -84,6 +84,22 @@ TEST_CASE("kmem bound: system-ram, the device's own memory blocks", "[dax_device
     CHECK(!d.movable); // daxctl shows movable only for online memory
 }
 
+TEST_CASE("a memory block that starts exactly at the device's end is not its own", "[dax_device]")
+{
+    // 512 MiB exactly, four 128 MiB blocks: block 0x28 begins at the first
+    // byte past the device (0x120000000 + 0x20000000), and is the next
+    // device's or the boot RAM's, as libdaxctl's walk says.
+    TempTree t;
+    device(t);
+    t.write(kDev + "/size", "536870912\n");
+    t.write("sys/bus/dax/drivers/kmem/dax0.0/size", "536870912\n");
+    t.write(kMem + "memory40/state", "offline\n");
+    DaxDevice d = readDaxDevice(t);
+    CHECK(d.totalMemblocks == 4u);
+    CHECK(d.onlineMemblocks == 4u);
+    CHECK(d.movable == true);
+}
+
 TEST_CASE("no driver bound: disabled, no mode", "[dax_device]")
 {
     TempTree t;

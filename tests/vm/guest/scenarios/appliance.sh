@@ -105,6 +105,8 @@ scenario_prepare() {
     else
         run mount -t ext4 $dev $ROOT
     fi || { echo "mount of $dev failed" > $R/error.txt; return 1; }
+    # The kernel's own answer about the root's DAX (sharing.py --check).
+    grep " $ROOT " /proc/self/mountinfo > $R/root-mountinfo
     # The workload runs chrooted in the appliance: it needs /dev, /proc and a
     # scratch /tmp (tmpfs, so it writes nothing to the root).
     mount --bind /dev $ROOT/dev && mount -t proc proc $ROOT/proc && mount -t tmpfs tmpfs $ROOT/tmp

@@ -39,9 +39,17 @@ scenario_after() {
     refusal inline-data ext4 -F -q -b 4096 -O inline_data -- dax
     refusal data-journal ext4 -F -q -b 4096 -- dax,data=journal
     refusal xfs-blocksize xfs -f -q -b size=1024 -m reflink=0 -- dax=always
-    # A remount cannot change dax (the mount in place stays DAX): the line only.
+    # A remount cannot change dax: the mount in place stays DAX. The kernel's
+    # answer (its line, mountinfo, statx and MAP_SYNC of a file) and
+    # daxprobe's report after the refused remount.
     umount $PMEM_MNT
     mkfs_dev ext4 $dev
     mount_dev ext4 $dev dax
+    run dd if=/dev/zero of=$PMEM_MNT/remountfile bs=1M count=2 conv=fsync
     run mount -o remount,dax=never $PMEM_MNT
+    grep " $PMEM_MNT " /proc/self/mountinfo > $R/remount-mountinfo.txt
+    kernel_view remount $PMEM_MNT/remountfile
+    daxprobe check --json --path $PMEM_MNT/remountfile > $R/refusal-remount.json \
+        2> $R/refusal-remount.stderr
+    echo $? > $R/refusal-remount.rc
 }
