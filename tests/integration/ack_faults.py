@@ -8,7 +8,7 @@ agent was told is stored (acks are cumulative: every seq below the ones it
 still resends), and what is on disk.
 
 usage: ack_faults.py DAXPROBE COLLECTOR [CASE...]
-cases: hangup, fs-abort, tiny-fs, unlinked-store, hostile-names
+cases: hangup, fs-abort, tiny-fs, unlinked-store, unlinked-wal, hostile-names
 DAXPROBE_CYCLES sets the hang-up cycles (default: as many as fit in
 DAXPROBE_CYCLE_SECONDS, 5); DAXPROBE_ABORTS the filesystem aborts (default
 3); DAXPROBE_SEED replays a run.
@@ -524,9 +524,10 @@ def case_tiny_fs():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def case_unlinked_store():
+def case_unlinked_store(suffixes=("", "-wal", "-shm")):
     """The store deleted under a running collector: it says so at error
     level, and what it acknowledges afterwards is in a store on disk."""
+    what = "+".join("collector.db" + x for x in suffixes)
     tmp = tempfile.mkdtemp(prefix="dxunlink-")
     state = os.path.join(tmp, "state")
     os.mkdir(state)
@@ -543,9 +544,9 @@ def case_unlinked_store():
         guest.paused = True
         guest.pump(lambda: guest.acked == guest.last, "every report sent acknowledged")
         before = guest.acked
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(db + suffix):
-                os.unlink(db + suffix)
+        for suffix in suffixes:
+            check(os.path.exists(db + suffix), f"no {db + suffix} to delete")
+            os.unlink(db + suffix)
         guest.paused = False
         guest.pump(lambda: guest.acked >= before + 50, "50 reports acknowledged after the unlink",
                    reconnect=True)
@@ -556,8 +557,17 @@ def case_unlinked_store():
                            "an error naming the deleted store")
         lost = sample(scrape(port), "daxprobe_collector_store_file_lost_total", "")
         check(lost is not None and lost >= 1, f"no metric says the store was lost (got {lost})")
-        print(f"unlinked-store: {before} acknowledged before, {len(after)} after, all in the new "
-              f"store; said: {line_}")
+        if "" not in suffixes:
+            # Only the log went: the database file is the same, and what was
+            # acknowledged before the loss was in it or went in as the old
+            # connection closed (its last checkpoint reads the open log).
+            c.kill(15)
+            check(c.wait_exit() == 0, f"collector exit after SIGTERM:\n{c.log()}")
+            missing = sorted(set(range(1, guest.acked + 1)) - rows_of(db, "0d1"))
+            check(not missing, f"{len(missing)} acknowledged reports lost with the log: "
+                               f"{missing[:20]}")
+        print(f"unlinked-store ({what}): {before} acknowledged before, {len(after)} after, all in "
+              f"the store; said: {line_}")
     finally:
         if c:
             c.kill()
@@ -671,7 +681,9 @@ def case_hostile_names():
 
 
 CASES = {"hangup": case_hangup, "fs-abort": case_fs_abort, "tiny-fs": case_tiny_fs,
-         "unlinked-store": case_unlinked_store, "hostile-names": case_hostile_names}
+         "unlinked-store": case_unlinked_store,
+         "unlinked-wal": lambda: case_unlinked_store(("-wal",)),
+         "hostile-names": case_hostile_names}
 
 if __name__ == "__main__":
     sys.exit(bb.main(CASES, sys.argv[3:]))
