@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -137,7 +138,8 @@ class Store
     StoreOptions options_;
     std::unique_ptr<Statements> st_; // prepared once; finalized before db_ closes
     std::uint64_t commits_ = 0, filesLost_ = 0;
-    std::pair<dev_t, ino_t> logId_{}; // the log's file when the store opened
+    // The log's file when the store opened (none in memory).
+    std::optional<std::pair<dev_t, ino_t>> logId_;
     // The batch's VMs, reused between batches (no allocation per batch).
     std::vector<VmBatch> batchVms_;
     std::unordered_map<std::string_view, std::size_t> batchIndex_;

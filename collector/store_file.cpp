@@ -35,14 +35,18 @@ bool Store::fileGone()
 // The unix VFS opens the log without locks, so it keeps no inode record for
 // it and SQLITE_FCNTL_HAS_MOVED always says "not moved" of the log: its
 // identity is taken here, once it exists (a WAL connection's first read
-// creates it, and it lives as long as the connection).
+// creates it, and it lives as long as the connection). An in-memory
+// database has no file and no log.
 Result<void> Store::rememberLog()
 {
+    const char *file = sqlite3_db_filename(db_.get(), "main");
+    if (!file || !*file)
+        return {};
     struct stat st {
     };
     if (::stat((path_ + "-wal").c_str(), &st) != 0)
         return failf(errno, "{}-wal: {}", path_, std::strerror(errno));
-    logId_ = {st.st_dev, st.st_ino};
+    logId_ = std::pair(st.st_dev, st.st_ino);
     return {};
 }
 
@@ -51,7 +55,8 @@ bool Store::logGone() const
     struct stat st {
     };
     // In WAL mode the log is where the commit just went.
-    return ::stat((path_ + "-wal").c_str(), &st) != 0 || std::pair(st.st_dev, st.st_ino) != logId_;
+    return logId_ && (::stat((path_ + "-wal").c_str(), &st) != 0 ||
+                      std::pair(st.st_dev, st.st_ino) != *logId_);
 }
 
 Result<void> Store::reopen()
