@@ -100,6 +100,8 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
         return tl::unexpected(r.error());
     if (auto r = s.prepareWrites(); !r)
         return tl::unexpected(r.error());
+    if (auto r = s.rememberLog(); !r)
+        return tl::unexpected(r.error());
     auto checkpointer = WalCheckpointer::start(s.db_.get(), path);
     if (!checkpointer)
         return tl::unexpected(checkpointer.error());

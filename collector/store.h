@@ -1,12 +1,16 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -127,6 +131,8 @@ class Store
     Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
     // True if the open database or its log is no longer the file at its path.
     bool fileGone();
+    Result<void> rememberLog();
+    bool logGone() const;
     // Closes the lost files, then opens the path anew (store_file.cpp).
     Result<void> reopen();
 
@@ -135,6 +141,8 @@ class Store
     StoreOptions options_;
     std::unique_ptr<Statements> st_; // prepared once; finalized before db_ closes
     std::uint64_t commits_ = 0, filesLost_ = 0;
+    // The log's file when the store opened (none in memory).
+    std::optional<std::pair<dev_t, ino_t>> logId_;
     // The batch's VMs, reused between batches (no allocation per batch).
     std::vector<VmBatch> batchVms_;
     std::unordered_map<std::string_view, std::size_t> batchIndex_;

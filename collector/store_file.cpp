@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "collector/store.h"
 #include "collector/store_statements.h"
@@ -44,11 +45,36 @@ Result<void> refuseLinkedFiles(const std::string &path)
 
 bool Store::fileGone()
 {
-    sqlite3_file *db = nullptr, *log = nullptr;
+    sqlite3_file *db = nullptr;
     sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_FILE_POINTER, &db);
-    // In WAL mode the journal is the log, where the commit just went.
-    sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &log);
-    return moved(db) || moved(log);
+    return moved(db) || logGone();
+}
+
+// The unix VFS opens the log without locks, so it keeps no inode record for
+// it and SQLITE_FCNTL_HAS_MOVED always says "not moved" of the log: its
+// identity is taken here, once it exists (a WAL connection's first read
+// creates it, and it lives as long as the connection). An in-memory
+// database has no file and no log.
+Result<void> Store::rememberLog()
+{
+    const char *file = sqlite3_db_filename(db_.get(), "main");
+    if (!file || !*file)
+        return {};
+    struct stat st {
+    };
+    if (::stat((path_ + "-wal").c_str(), &st) != 0)
+        return failf(errno, "{}-wal: {}", path_, std::strerror(errno));
+    logId_ = std::pair(st.st_dev, st.st_ino);
+    return {};
+}
+
+bool Store::logGone() const
+{
+    struct stat st {
+    };
+    // In WAL mode the log is where the commit just went.
+    return logId_ && (::stat((path_ + "-wal").c_str(), &st) != 0 ||
+                      std::pair(st.st_dev, st.st_ino) != *logId_);
 }
 
 Result<void> Store::reopen()

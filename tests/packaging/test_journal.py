@@ -7,7 +7,12 @@ the real daxprobe-collector with $JOURNAL_STREAM naming its stderr and reads
 what it wrote: a missing --watch-dir is a warning (<4>), the start an info
 (<6>), a bad state dir an error (<3>), and no line carries a timestamp (the
 journal adds its own). With $JOURNAL_STREAM naming another stream (stderr
-redirected elsewhere by the user) or unset, lines are plain, unprefixed."""
+redirected elsewhere by the user) or unset, lines are plain, unprefixed.
+
+With --check DAXPROBE FIXTURES it runs `daxprobe check` as the boot check's
+unit does (daxprobe-check.service: stdout is the journal) on captures with
+warnings (dax-inode) and problems (raw-xfs): each line's priority is its verdict's severity, so
+`journalctl -p warning` shows warnings and `-p err` only problems."""
 import os
 import re
 import select
@@ -52,7 +57,59 @@ def lines_until(stream, needle, bound_s=60):
     return lines
 
 
+PRIORITY_OF = ((re.compile(r"^\s*FAIL "), "<3>"), (re.compile(r"^\s*WARN "), "<4>"),
+               (re.compile(r"^\s*warning[: ]"), "<4>"), (re.compile(r"^\s*OK "), "<6>"))
+
+
+def check_report(daxprobe, fixtures):
+    """daxprobe check's reports on a journal stream: a verdict's mark decides
+    its line's priority; a warning is never filed as an error."""
+    failures, seen = [], set()
+    for capture in ("dax-inode", "raw-xfs"):
+        failures += check_lines(journal_lines(daxprobe, os.path.join(fixtures, capture)), seen)
+    for want in ("<3>", "<4>", "<6>"):
+        if want not in seen:
+            failures.append(f"the captures gave no {want} verdict line to check")
+    return failures
+
+
+def journal_lines(daxprobe, capture):
+    r, w = os.pipe()
+    st = os.fstat(w)
+    env = dict(os.environ, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}")
+    p = subprocess.Popen([daxprobe, "check", "--replay", capture], stdout=w,
+                         stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
+    os.close(w)
+    with os.fdopen(r, "rb") as out:
+        lines = out.read().decode(errors="replace").splitlines()
+    p.wait(timeout=60)
+    return lines
+
+
+def check_lines(lines, seen):
+    failures = []
+    for l in lines:
+        m = re.match(r"<([0-7])>", l)
+        if not m:
+            if l:
+                failures.append(f"a line without a priority prefix: {l!r}")
+            continue
+        text = l[3:]
+        for pattern, want in PRIORITY_OF:
+            if pattern.match(text):
+                seen.add(want)
+                if not l.startswith(want):
+                    failures.append(f"{want} wanted: {l!r}")
+    return failures
+
+
 def main():
+    if sys.argv[1] == "--check":
+        failures = check_report(sys.argv[2], sys.argv[3])
+        for f in failures:
+            print("FAIL:", f)
+        print(f"daxprobe check on a journal stream: {len(failures)} failure(s)")
+        sys.exit(1 if failures else 0)
     collector = sys.argv[1]
     failures = []
     tmp = tempfile.mkdtemp()

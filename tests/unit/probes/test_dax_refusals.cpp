@@ -171,3 +171,42 @@ TEST_CASE("a DAX mount is judged by its files, not by a refused remount", "[refu
     REQUIRE(onlyMount(r).kmsgHistory.size() == 1);
     CHECK(onlyMount(r).kmsgHistory[0].attempt == "failed");
 }
+
+// xfs_setup_dax_always() fails the mount for a reflink filesystem: 6.x on a
+// partition, older kernels on any device. A remount cannot help either.
+TEST_CASE("XFS reflink on a partition: mkfs without reflink, not a remount", "[refusals][verdict]")
+{
+    Facts f =
+        fsdaxFacts("xfs", "rw,attr2,inode64,logbufs=8,logbsize=32k,noquota",
+                   {"XFS (pmem0p1): DAX and reflink cannot work with multi-partitions!",
+                    "XFS (pmem0p1): Mounting V5 Filesystem", "XFS (pmem0p1): Ending clean mount"});
+    f.blockdevs.push_back({"pmem0p1", 259, 1, true});
+    f.mounts[0].minor = 1;
+    f.mounts[0].source = "/dev/pmem0p1";
+    Report r = evaluate(f);
+    const Verdict &v = onlyMount(r).verdict;
+    CHECK(v.code == code::DaxNotRequested);
+    CHECK(v.severity == Severity::Problem);
+    CHECK_THAT(v.summary, Catch::Contains("only on a whole pmem device, not a partition"));
+    CHECK(v.remedy == "umount /mnt/pmem; mkfs.xfs -f -m reflink=0 /dev/pmem0p1; mount -o "
+                      "dax=always /dev/pmem0p1 /mnt/pmem   # destroys the data on /dev/pmem0p1: "
+                      "back it up first");
+    CHECK(r.exitCode == 1);
+}
+
+TEST_CASE("XFS reflink on an older kernel: mkfs without reflink", "[refusals][verdict]")
+{
+    Facts f =
+        fsdaxFacts("xfs", "rw,attr2,inode64,logbufs=8,logbsize=32k,noquota",
+                   {"XFS (pmem0): DAX and reflink cannot be used together!",
+                    "XFS (pmem0): Mounting V5 Filesystem", "XFS (pmem0): Ending clean mount"});
+    Report r = evaluate(f);
+    const Verdict &v = onlyMount(r).verdict;
+    CHECK(v.code == code::DaxNotRequested);
+    CHECK(v.severity == Severity::Problem);
+    CHECK_THAT(v.summary, Catch::Contains("cannot use DAX on a reflink filesystem"));
+    CHECK(v.remedy == "umount /mnt/pmem; mkfs.xfs -f -m reflink=0 /dev/pmem0; mount -o "
+                      "dax=always /dev/pmem0 /mnt/pmem   # destroys the data on /dev/pmem0: "
+                      "back it up first");
+    CHECK(r.exitCode == 1);
+}
