@@ -21,7 +21,10 @@ base=$work/bookworm-base.tar
 [ -f "$base" ] || mmdebstrap --variant=apt --include=git,ca-certificates,time bookworm "$base" \
     /etc/apt/sources.list.d/*.sources >"$work/mmdebstrap.log" 2>&1
 
-bind() { # /proc /sys /dev of the host in the chroot at $1; unbound on exit
+bind() { # the chroot at $1 a mount of its own (as a machine's / is: unshare
+    # --mount and udevadm test change its propagation), with the host's
+    # /proc /sys /dev; unbound on exit
+    mount --bind "$1" "$1"
     for m in proc sys dev dev/pts; do mount --bind "/$m" "$1/$m"; done
     mounted="$mounted $1"
 }
@@ -31,7 +34,7 @@ fresh() { # a new chroot at $1
     bind "$1"
 }
 mounted=""
-cleanup() { for r in $mounted; do for m in dev/pts dev sys proc; do umount "$r/$m" 2>/dev/null || true; done; done; }
+cleanup() { for r in $mounted; do for m in dev/pts dev sys proc ""; do umount "$r/$m" 2>/dev/null || true; done; done; }
 trap cleanup EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 in_chroot() { r=$1; shift; chroot "$r" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin \
