@@ -17,8 +17,12 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
     noteWal(store, metrics);
     if (store.filesLost() != lostBefore) {
         metrics.noteStoreFileLost();
-        spdlog::error("the store was deleted or replaced under the collector: every report "
-                      "acknowledged before is gone with it; a new, empty store took its place");
+        // Which reports went depends on which file did: all of them with the
+        // database; with its log alone, at most those since the last checkpoint.
+        spdlog::error("the store or its log was deleted or replaced under the collector: "
+                      "reports acknowledged before may be gone with it (since the last "
+                      "checkpoint if only the log went, all if the database did); the file at "
+                      "its path is open now");
     }
     if (!stored) {
         std::set<std::string_view> vms;
