@@ -203,7 +203,11 @@ Result<Differences> differences(SqliteDb &db)
             other(fmt::format("{}: no such table", table));
             continue;
         }
-        for (const auto &[name, def] : w.columns) {
+        // No structured bindings here: clang 14 (the fuzz build) cannot
+        // capture them in a lambda.
+        for (const auto &column : w.columns) {
+            const auto &name = column.first;
+            const auto &def = column.second;
             auto it = std::find_if(have->columns.begin(), have->columns.end(),
                                    [&](const auto &c) { return c.first == name; });
             if (it == have->columns.end()) {
@@ -214,11 +218,11 @@ Result<Differences> differences(SqliteDb &db)
                                   it->second, def));
             }
         }
-        for (const auto &[name, def] : have->columns)
+        for (const auto &column : have->columns)
             if (std::none_of(w.columns.begin(), w.columns.end(),
-                             [&](const auto &c) { return c.first == name; }))
-                other(fmt::format("{}: column {} {} is not one this collector writes", table, name,
-                                  def));
+                             [&](const auto &c) { return c.first == column.first; }))
+                other(fmt::format("{}: column {} {} is not one this collector writes", table,
+                                  column.first, column.second));
         for (const auto &t : have->traits)
             if (std::find(w.traits.begin(), w.traits.end(), t) == w.traits.end())
                 other(fmt::format("{}: {} that this collector does not make", table, t));
