@@ -228,32 +228,34 @@ std::string MetricsRegistry::render() const
                                    b.persistence == "pmem" ? 1 : 0);
     });
     appendLedgerMetrics(out, vms_);
-    family("daxprobe_collector_store_errors_total", "counter",
-           "Reports that failed to commit (not acked)");
-    out += fmt::format("daxprobe_collector_store_errors_total {}\n", storeErrors_);
-    family("daxprobe_collector_store_file_lost_total", "counter",
+    // The collector's own unlabelled figures: a family and its one sample.
+    auto scalar = [&](const char *name, const char *type, const char *help, auto value) {
+        family(name, type, help);
+        out += fmt::format("{} {}\n", name, value);
+    };
+    scalar("daxprobe_collector_store_errors_total", "counter",
+           "Reports that failed to commit (not acked)", storeErrors_);
+    scalar("daxprobe_collector_store_file_lost_total", "counter",
            "Times the database was found deleted or replaced under the collector (reopened; "
-           "that commit was not acked)");
-    out += fmt::format("daxprobe_collector_store_file_lost_total {}\n", storeFilesLost_);
-    family("daxprobe_collector_wal_bytes", "gauge",
-           "Size of the store's write-ahead log file (collector.db-wal)");
-    out += fmt::format("daxprobe_collector_wal_bytes {}\n", walBytes_);
-    family("daxprobe_collector_wal_cap_bytes", "gauge",
-           "The write-ahead log's cap: past it, commits wait until it is copied back");
-    out += fmt::format("daxprobe_collector_wal_cap_bytes {}\n", walCapBytes_);
-    family("daxprobe_collector_wal_pinned", "gauge",
+           "that commit was not acked)",
+           storeFilesLost_);
+    scalar("daxprobe_collector_wal_bytes", "gauge",
+           "Size of the store's write-ahead log file (collector.db-wal)", walBytes_);
+    scalar("daxprobe_collector_wal_cap_bytes", "gauge",
+           "The write-ahead log's cap: past it, commits wait until it is copied back",
+           walCapBytes_);
+    scalar("daxprobe_collector_wal_pinned", "gauge",
            "1 while a reader's transaction holds the write-ahead log at its cap: nothing is "
-           "committed or acked until it ends");
-    out += fmt::format("daxprobe_collector_wal_pinned {}\n", walPinned_ ? 1 : 0);
-    family("daxprobe_collector_wal_pinned_commits_total", "counter",
-           "Commits not attempted because a reader pinned the write-ahead log at its cap");
-    out += fmt::format("daxprobe_collector_wal_pinned_commits_total {}\n", walRefused_);
-    family("daxprobe_collector_http_connections", "gauge",
-           "Connections to this /metrics endpoint being served now");
-    out += fmt::format("daxprobe_collector_http_connections {}\n", httpActive_);
-    family("daxprobe_collector_http_connections_limit", "gauge",
-           "At most this many /metrics connections are served at once; more wait in the backlog");
-    out += fmt::format("daxprobe_collector_http_connections_limit {}\n", httpLimit_);
+           "committed or acked until it ends",
+           walPinned_ ? 1 : 0);
+    scalar("daxprobe_collector_wal_pinned_commits_total", "counter",
+           "Commits not attempted because a reader pinned the write-ahead log at its cap",
+           walRefused_);
+    scalar("daxprobe_collector_http_connections", "gauge",
+           "Connections to this /metrics endpoint being served now", httpActive_);
+    scalar("daxprobe_collector_http_connections_limit", "gauge",
+           "At most this many /metrics connections are served at once; more wait in the backlog",
+           httpLimit_);
     family("daxprobe_build_info", "gauge",
            "Always 1: the collector's version and the git revision it was built from");
     out += fmt::format("daxprobe_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
