@@ -154,6 +154,15 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     }
     j["namespaces"] = nss;
     j["dax_devices"] = facts.topology.daxDevices;
+    json dimms = json::array();
+    for (const auto &dr : report.dimms) {
+        json d = *dr.dimm;
+        d["consequences"] = dr.consequences;
+        d["dax_mounts"] = dr.daxMounts;
+        d["verdict"] = verdictJson(dr.verdict);
+        dimms.push_back(std::move(d));
+    }
+    j["dimms"] = dimms;
 
     json mounts = json::array();
     for (const auto &mr : report.mounts)

@@ -1,6 +1,7 @@
 #include "agent/report_text.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/text_escape.h"
 #include "probes/virtio_pmem.h"
@@ -128,6 +129,24 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
         out += fmt::format("  {:<14} {} on {}\n", printable(mr.mount->mountPoint),
                            printable(mr.mount->fstype), printable(mr.mount->source));
         appendVerdict(out, mr.verdict, st, "    ");
+    }
+
+    if (!report.dimms.empty())
+        out += "\nDIMMs\n";
+    for (const auto &dr : report.dimms) {
+        const NdDimm &d = *dr.dimm;
+        std::vector<std::string> regions;
+        for (const auto &r : d.regions)
+            regions.push_back(printable(r.region) + (r.readOnly ? " (read-only)" : ""));
+        out += fmt::format("  {:<14} {:<8} flags {}, dirty shutdowns {}, regions {}\n",
+                           printable(d.dev), printable(d.bus),
+                           d.flags.empty() ? "none"
+                                           : printable(fmt::format("{}", fmt::join(d.flags, " "))),
+                           d.dirtyShutdown ? std::to_string(*d.dirtyShutdown) : "not reported",
+                           regions.empty() ? "none" : fmt::format("{}", fmt::join(regions, ", ")));
+        for (const auto &c : dr.consequences)
+            out += fmt::format("    {}\n", printable(c));
+        appendVerdict(out, dr.verdict, st, "    ");
     }
 
     if (!facts.files.empty())

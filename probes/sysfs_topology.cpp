@@ -313,6 +313,8 @@ Topology readTopologyFromSysfs(const Root &root)
             continue;
         for (const auto &r : children(*entries, "region"))
             readRegion(root, busPath, b.name, r, topo);
+        auto dimms = readDimms(root, busPath, b.name, *entries);
+        topo.dimms.insert(topo.dimms.end(), dimms.begin(), dimms.end());
     }
     return topo;
 }

@@ -162,11 +162,9 @@ void from_json(const nlohmann::json &j, DaxDevice &d)
 
 void to_json(nlohmann::json &j, const Topology &t)
 {
-    j = {{"available", t.observed()},
-         {"buses", t.buses},
-         {"regions", t.regions},
-         {"namespaces", t.namespaces},
-         {"dax_devices", t.daxDevices}};
+    j = {{"available", t.observed()},   {"buses", t.buses},
+         {"regions", t.regions},        {"namespaces", t.namespaces},
+         {"dax_devices", t.daxDevices}, {"dimms", t.dimms}};
     if (t.failed())
         putString(j, "error", t.text);
 }
@@ -185,6 +183,8 @@ void from_json(const nlohmann::json &j, Topology &t)
         t.namespaces = it->get<std::vector<NdNamespace>>();
     if (auto it = j.find("dax_devices"); it != j.end() && it->is_array())
         t.daxDevices = it->get<std::vector<DaxDevice>>();
+    if (auto it = j.find("dimms"); it != j.end() && it->is_array())
+        t.dimms = it->get<std::vector<NdDimm>>();
 }
 
 } // namespace daxprobe

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "probes/dimm.h"
 #include "probes/evidence_state.h"
 
 namespace daxprobe
@@ -66,6 +67,7 @@ struct Topology : EvidenceOutcome {
     std::vector<NdRegion> regions;
     std::vector<NdNamespace> namespaces;
     std::vector<DaxDevice> daxDevices;
+    std::vector<NdDimm> dimms; // as ndctl list -D, by bus
 
     const NdNamespace *namespaceByBlockdev(const std::string &blockdev) const;
     const DaxDevice *daxDeviceByChardev(const std::string &chardev) const;

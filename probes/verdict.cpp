@@ -4,6 +4,7 @@
 
 #include "probes/bounce_buffer.h"
 #include "probes/dax_refusals.h"
+#include "probes/dimm_verdict.h"
 #include "probes/remedies.h"
 #include "probes/root_facts.h"
 #include "probes/text_util.h"
@@ -337,6 +338,12 @@ Report evaluate(const Facts &facts)
         report.mounts.push_back(std::move(mr));
     }
 
+    report.dimms = judgeDimms(facts.topology, report.mounts);
+    for (auto &n : report.namespaces)
+        withholdReconfiguration(facts.topology, n.ns, n.verdict);
+    for (auto &m : report.mounts)
+        withholdReconfiguration(facts.topology, m.ns, m.verdict);
+
     report.bounceBuffer = judgeBounceBuffer(facts.kmsg.bootMemory);
     if (facts.nfit.present && !facts.nfit.valid())
         for (const auto &p : facts.nfit.problems)
@@ -396,6 +403,8 @@ Report evaluate(const Facts &facts)
         problems += m.verdict.severity == Severity::Problem;
         dax += m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
     }
+    for (const auto &d : report.dimms)
+        problems += d.verdict.severity == Severity::Problem;
     if (problems > 0) {
         o.code = code::ProblemsFound;
         o.severity = Severity::Problem;

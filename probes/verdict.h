@@ -48,6 +48,15 @@ struct MountReport {
     Verdict verdict;
 };
 
+// One nmem device: its verdict, what it means for its regions, and the DAX
+// mounts on them (dimm_verdict.h).
+struct DimmReport {
+    const NdDimm *dimm = nullptr;
+    std::vector<std::string> consequences; // per region: read-only, not persistent
+    std::vector<std::string> daxMounts;    // DAX mounts on a region of this DIMM
+    Verdict verdict;
+};
+
 // What judgeMount needs besides the mount's own facts.
 struct MountContext {
     std::vector<HistoryLine> kmsgHistory; // shown as history, never as the current state
@@ -58,6 +67,7 @@ struct MountContext {
 struct Report {
     std::vector<NamespaceReport> namespaces;
     std::vector<MountReport> mounts;
+    std::vector<DimmReport> dimms;
     Verdict overall;
     int exitCode = 2;
     std::vector<std::string> warnings;   // system-wide (badblocks, NFIT damage, ...)
