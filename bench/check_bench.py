@@ -4,7 +4,7 @@ per-file residency against fincore and vmtouch (issue 10). A benchmark, not a
 test: it prints figures and asserts nothing.
 
   bench/check_bench.py native    [--runs 15]            # this host
-  bench/check_bench.py guest     [--runs 15]            # the test guest (TCG)
+  PYTHONPATH=tests/vm bench/check_bench.py guest     [--runs 15]            # the test guest (TCG)
   bench/check_bench.py residency [--runs 9] [--sizes 1G,16G] [--dir DIR]
 
 What is compared, per round (the commands interleaved, so a noisy neighbour
@@ -218,7 +218,7 @@ def main():
     elif args.cmd == "residency":
         cmd_residency(args)
     else:
-        import check_bench_guest  # noqa: E402 - the guest side needs the VM harness
+        import check_bench_guest  # here: only the guest side needs the VM harness (PYTHONPATH)
         check_bench_guest.run(args, summarize, print_table)
 
 

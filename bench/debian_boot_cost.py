@@ -12,7 +12,7 @@ hook runs the whole check (and logs a problem in warn mode). Not a pmem root:
 the initramfs made without daxprobe lacks libnvdimm (ndctl's modprobe.d
 "install" line, which daxprobe's hook works around), so it cannot mount one.
 
-  bench/debian_boot_cost.py --image-dir build/tests/vm/debian/debian12 --rounds 3
+  PYTHONPATH=tests/vm bench/debian_boot_cost.py --image-dir build/tests/vm/debian/debian12 --rounds 3
 
 Under KVM: the same command with DAXPROBE_QEMU_ACCEL=kvm (systemd_guest.py
 passes it to -accel); boots are then ~20x shorter and the ratio is what a
@@ -21,14 +21,11 @@ user pays, since the check's own cost (ms) does not shrink with TCG's.
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "vm"))
-from systemd_guest import SystemdGuest, image_inputs  # noqa: E402
+from harness.systemd_guest import SystemdGuest, image_inputs
 
 
 def boot_once(image_dir, initrd, i):

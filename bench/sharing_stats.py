@@ -1,4 +1,4 @@
-"""The sharing comparison's arithmetic (tests/vm/sharing.py): the host's
+"""The sharing comparison's arithmetic (bench/sharing.py): the host's
 memory for N guests booted from one image, and the break-even N where a DAX
 variant costs the host less than virtio-blk. Pure functions of the result
 document (no I/O), checked by test_sharing_stats.py.

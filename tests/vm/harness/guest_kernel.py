@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Fetch and unpack Debian's guest kernel for the VM test bed.
 
 Never installs anything on the host: `apt-get download` the package that
@@ -23,8 +22,8 @@ import subprocess
 import sys
 import tempfile
 
-import verified_cache
-from verified_cache import Invalid
+from . import verified_cache
+from .verified_cache import Invalid
 
 
 def default_cache():

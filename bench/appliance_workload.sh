@@ -1,5 +1,5 @@
 #!/usr/bin/bash
-# The appliance's fixed workload (tests/vm/appliance.py), run chrooted in the
+# The appliance's fixed workload (bench/appliance.py), run chrooted in the
 # appliance root: every payload program's --version, a read of every
 # library, a small script. Writes only to /tmp (a tmpfs); never fails. Run by
 # the payload's bash: busybox sh would prefer its own applets to the real tools.

@@ -9,14 +9,13 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+import appliance_host as host
+import appliance_parse as parse
+import sharing
+import sharing_report as report
+import sharing_stats as stats
 
-import appliance_host as host  # noqa: E402
-import appliance_parse as parse  # noqa: E402
-import sharing  # noqa: E402
-import sharing_report as report  # noqa: E402
-import sharing_stats as stats  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Captured from a running QEMU of the sweep (virtio-pmem+noforce, N=4).
 ROLLUP = """55a846bd0000-7ffc3a57a000 ---p 00000000 00:00 0                          [rollup]

@@ -3,7 +3,7 @@
 - The root filesystem: busybox plus real dynamically linked Debian programs
   with every library ldd lists (like the libguestfs appliance; the payload is
   whatever of PROGRAMS this host has, tens of MB), the fixed workload
-  (appliance/workload.sh), an ld.so.cache; `mkfs.ext4 -d` turns the folder
+  (appliance_workload.sh), an ld.so.cache; `mkfs.ext4 -d` turns the folder
   into an ext4 image with 4 KiB blocks (DAX needs block size = page size).
 - One initramfs per root device, built with mkinitramfs.build: busybox,
   daxprobe from the guest package, guest/ (init + snippets) and only the modules that device needs,
@@ -15,10 +15,9 @@ import hashlib
 import json
 import os
 import shutil
-import struct
 import subprocess
 
-import mkinitramfs
+from harness import images, mkinitramfs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -62,7 +61,7 @@ def _copy(root, dest, src, manifest):
     manifest.append((dest, os.path.getsize(target)))
 
 
-def build_root(root, workload=os.path.join(HERE, "appliance", "workload.sh")):
+def build_root(root, workload=os.path.join(HERE, "appliance_workload.sh")):
     """Fill the folder `root`; returns {programs, files, bytes, missing}."""
     if os.path.exists(root):
         shutil.rmtree(root)
@@ -130,7 +129,7 @@ def build_initramfs(info, deb, out_dir):
     result = {}
     for dev, mods in DEVICE_MODULES.items():
         out = os.path.join(out_dir, f"initramfs-{dev}.cpio")
-        img = mkinitramfs.build(info, deb, os.path.join(HERE, "guest"), out,
+        img = mkinitramfs.build(info, deb, images.GUEST_DIR, out,
                                 modules=BASE_MODULES + mods, tools=False, load=BASE_LOAD)
         kos = {name: os.path.getsize(src) for name, (kind, src, _) in img.entries.items()
                if kind == "file" and name.endswith(".ko")}
@@ -144,29 +143,13 @@ def build_initramfs(info, deb, out_dir):
     return result
 
 
-PFN_MODES = {1: "mem", 2: "dev"}  # enum nd_pfn_mode: PFN_MODE_RAM, PFN_MODE_PMEM
-
-
-def pfn_info(path):
-    """The fsdax namespace's info block in a pmem backing file (struct
-    nd_pfn_sb, 4 KiB in): {map: mem|dev (where the struct pages live),
-    dataoff, npfns}; None when the file holds none."""
-    with open(path, "rb") as f:
-        f.seek(4096)
-        sb = f.read(80)
-    if len(sb) < 80 or sb[:16] != b"NVDIMM_PFN_INFO\0":
-        return None
-    dataoff, npfns, mode = struct.unpack_from("<QQI", sb, 56)
-    return {"map": PFN_MODES.get(mode, f"mode {mode}"), "dataoff": dataoff, "npfns": npfns}
-
-
 def input_key(info, deb):
     """Identifies the inputs of the root image and the prepared pmem files, so
     a later run reuses them (and redoes them when anything changed)."""
     h = hashlib.sha256()
-    for p in sorted(PROGRAMS) + [os.path.join(HERE, "appliance", "workload.sh"),
+    for p in sorted(PROGRAMS) + [os.path.join(HERE, "appliance_workload.sh"),
                                  os.path.join(HERE, "appliance_image.py"),
-                                 os.path.join(HERE, "guest", "scenarios", "appliance-setup.sh")]:
+                                 os.path.join(images.GUEST_DIR, "scenarios", "appliance-setup.sh")]:
         if os.path.exists(p):
             st = os.stat(p)
             h.update(f"{p} {st.st_size} {st.st_mtime_ns}\n".encode())

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build the guest initramfs (an uncompressed newc cpio) for the VM test bed.
 
 Contents: busybox-static and its applet links, the kernel modules daxprobe's

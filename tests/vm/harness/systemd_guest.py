@@ -17,8 +17,8 @@ import tempfile
 import threading
 import time
 
-from console_lines import Console
-from vmharness import AGENT_PORT, GuestError, Skip, TestBedError, _die_with_parent, \
+from .console_lines import Console
+from .guest import AGENT_PORT, GuestError, Skip, TestBedError, _die_with_parent, \
     connect_when_listening, find_qemu
 
 TESTBED_PORT = "org.daxprobe.testbed.0"

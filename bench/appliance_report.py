@@ -1,6 +1,6 @@
 """The appliance comparison's outputs: the terminal table, an SVG plot
 (written by hand, Python stdlib only) and the invariants the meson test
-asserts. Input: the result document of tests/vm/appliance.py."""
+asserts. Input: the result document of bench/appliance.py."""
 
 from xml.sax.saxutils import escape
 

@@ -1,6 +1,6 @@
 """The appliance comparison's arithmetic: per-run metrics, the host memory
 breakdown, and mean ± sample standard deviation per variant. Pure functions
-of the run records tests/vm/appliance.py writes (no I/O), so the unit test
+of the run records bench/appliance.py writes (no I/O), so the unit test
 (test_appliance_stats.py) checks them over a captured result."""
 
 import math

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 
-from console_lines import Console
+from .console_lines import Console
 
 AGENT_PORT = "org.daxprobe.agent.0"
 RESULTS_PORT = "org.daxprobe.results"
@@ -94,7 +94,7 @@ class Guest:
         self.virtio_pmem = virtio_pmem
         self.disk = disk
         # shared_image: one read-only file that several guests boot from at
-        # once (tests/vm/sharing.py): the disk, or the pmem backing file,
+        # once (bench/sharing.py): the disk, or the pmem backing file,
         # opened readonly=on (an NVDIMM then unarmed=on) and never deleted.
         self.shared_image = shared_image
         # More virtio-serial ports, each a unix socket server in the run dir:

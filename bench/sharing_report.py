@@ -1,6 +1,6 @@
 """The sharing comparison's outputs: the terminal table, an SVG plot of host
 memory against N (written by hand, Python stdlib only) and the invariants
-`sharing.py --check` asserts. Input: tests/vm/sharing.py's result document
+`sharing.py --check` asserts. Input: bench/sharing.py's result document
 with its summary (sharing_stats.summarise)."""
 
 from xml.sax.saxutils import escape

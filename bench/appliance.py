@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """The appliance comparison: what DAX saves and costs, on both sides of the VM.
 
-  tests/vm/appliance.py [BUILDDIR] [--runs N] [--variants blk,nvdimm,...] [--out DIR]
+  PYTHONPATH=tests/vm bench/appliance.py [BUILDDIR] [--runs N] [--variants blk,nvdimm,...] [--out DIR]
 
 Boots the same small appliance (a root filesystem of real Debian programs and
-libraries, tests/vm/appliance_image.py) N times in each variant:
+libraries, bench/appliance_image.py) N times in each variant:
   blk          root on virtio-blk (the usual way)
   nvdimm       root on an NVDIMM fsdax namespace, ext4 without dax
   nvdimm-dax   the same with -o dax
@@ -26,18 +26,15 @@ import subprocess
 import sys
 import time
 
+import appliance_host as host
+import appliance_image as image
+import appliance_parse as parse
+import appliance_report as report
+import appliance_stats as stats
+from harness import images, mkinitramfs, pmem_file
+from harness.guest import Guest, GuestError, Skip
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import appliance_host as host  # noqa: E402
-import appliance_image as image  # noqa: E402
-import appliance_parse as parse  # noqa: E402
-import appliance_report as report  # noqa: E402
-import appliance_stats as stats  # noqa: E402
-import mkinitramfs  # noqa: E402
-import run_scenario  # noqa: E402
-from vmharness import Guest, GuestError, Skip  # noqa: E402
-
 SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
 PMEM_SIZE = "256M"
 # initcall_debug: module init times in the kernel log (the nvdimm cost);
@@ -77,7 +74,7 @@ def prepare(info, default_initrd, deb, out, variants, timeout, pmem_map=None):
         path = os.path.join(cache, f"{kind}.img")
         setup_pmem(info, default_initrd, kind, meta["root"]["path"], path,
                    pmem_map.get(kind, "dev"), timeout)
-        meta[kind] = {"path": path, "pfn": image.pfn_info(path)}
+        meta[kind] = {"path": path, "pfn": pmem_file.pfn_info(path)}
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=1)
     return meta
@@ -95,7 +92,7 @@ def setup_pmem(info, initrd, kind, root_img, dest, pmem_map, timeout):
             raise GuestError(f"{kind} setup failed: {files.get('error.txt', b'').decode()}"
                              f"\n{files.get('commands.log', b'').decode()[-3000:]}")
         subprocess.run(["cp", "--sparse=always", g.nvdimm_path, dest + ".tmp"], check=True)
-    pfn = image.pfn_info(dest + ".tmp")
+    pfn = pmem_file.pfn_info(dest + ".tmp")
     if not pfn or pfn["map"] != pmem_map:
         os.unlink(dest + ".tmp")
         raise RuntimeError(f"{kind} setup made {pfn} instead of an fsdax namespace with "
@@ -288,7 +285,7 @@ def guest_inputs(args, builddir):
     try:
         if args.skip_reason:
             raise Skip(args.skip_reason)
-        info, default_initrd = run_scenario.guest_inputs(os.path.join(builddir, "tests", "vm"))
+        info, default_initrd = images.guest_inputs(os.path.join(builddir, "tests", "vm"))
         if not shutil.which("mkfs.ext4"):
             raise Skip("mkfs.ext4 not found (e2fsprogs)")
         deb = args.deb or mkinitramfs.find_guest_deb(os.path.join(builddir, "deb"))

@@ -2,9 +2,9 @@
 """The sharing comparison: N guests booted at once from one read-only image.
 When does DAX pay for the host?
 
-  nice -n 10 tests/vm/sharing.py [BUILDDIR] [--n 1,2,4,8] [--series S,...] [--out DIR]
+  PYTHONPATH=tests/vm nice -n 10 bench/sharing.py [BUILDDIR] [--n 1,2,4,8] [--series S,...] [--out DIR]
 
-The appliance of tests/vm/appliance.py, booted N at a time (all QEMUs started
+The appliance of bench/appliance.py, booted N at a time (all QEMUs started
 together) from ONE image that no guest can write:
   blk          root.img on virtio-blk, `-drive ...,readonly=on`: each guest
                reads it into its own page cache (QEMU's anonymous memory)
@@ -35,17 +35,16 @@ import subprocess
 import sys
 import time
 
+import appliance
+import appliance_host as host
+import appliance_image as image
+import appliance_parse as parse
+import sharing_report as report
+import sharing_stats as stats
+from harness import pmem_file
+from harness.guest import Guest, GuestError, find_qemu
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import appliance  # noqa: E402
-import appliance_host as host  # noqa: E402
-import appliance_image as image  # noqa: E402
-import appliance_parse as parse  # noqa: E402
-import sharing_report as report  # noqa: E402
-import sharing_stats as stats  # noqa: E402
-from vmharness import Guest, GuestError, find_qemu  # noqa: E402
-
 SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
 VARIANTS = ["blk", "nvdimm-dax", "virtio-pmem"]
 DEFAULT_SERIES = ["blk", "nvdimm-dax", "virtio-pmem", "nvdimm-dax+noforce",
@@ -105,7 +104,7 @@ def environment(info, memory, image_paths):
             "read_ahead_kb": {name: host.read_ahead_kb(p) for name, p in image_paths.items()},
             "guest_kernel": info["version"], "guest_memory": memory,
             "pmem_size": appliance.PMEM_SIZE, "niceness": os.nice(0),
-            "pfn": {k: image.pfn_info(p) for k, p in image_paths.items() if k != "root"}}
+            "pfn": {k: pmem_file.pfn_info(p) for k, p in image_paths.items() if k != "root"}}
 
 
 def boot_points(info, initrds, image_path, series, variant, append, ns, out, timeout, memory):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Unit test of the appliance comparison's arithmetic (appliance_stats.py)
 over a captured result (tests/fixtures/appliance/result.json, a real run of
-tests/vm/appliance.py). Means and sample standard deviations are checked
+bench/appliance.py). Means and sample standard deviations are checked
 against Python's statistics module, the memory breakdown against the raw
 readings, read here by their own paths through the run records."""
 
@@ -11,14 +11,12 @@ import os
 import statistics
 import sys
 
+import appliance_parse as parse
+import appliance_report
+import appliance_stats as stats
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import appliance_parse as parse  # noqa: E402
-import appliance_report  # noqa: E402
-import appliance_stats as stats  # noqa: E402
-
-FIXTURE = os.path.join(os.path.dirname(HERE), "fixtures", "appliance", "result.json")
+FIXTURE = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "appliance", "result.json")
 # What one nvdimm-dax guest shipped (the fallback profile), dmesg cut to the
 # initcall and SWIOTLB lines.
 GUEST = os.path.join(os.path.dirname(FIXTURE), "guest-nvdimm-dax")
