@@ -31,6 +31,7 @@ import sys
 import time
 
 import agent_bench_stats as stats
+import result_file
 from harness import guest_kernel, images, mkinitramfs
 from harness.guest import Guest, GuestError, Skip
 
@@ -311,6 +312,8 @@ def main():
     ap.add_argument("--local", action="store_true",
                     help="no VM: the agent and the echo on unix sockets on this machine")
     ap.add_argument("--no-qga", action="store_true", help="--local without qemu-ga")
+    ap.add_argument("--result", help="the result's name (default: agent-guest, agent-local)")
+    ap.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
     args = ap.parse_args()
     if args.from_json:
         log(stats.table(stats.load(args.from_json)))
@@ -340,8 +343,12 @@ def main():
         return 1
     note = ("native times" if args.local
             else "TCG: absolute times are inflated, read ratios")
-    log(f"\n{out}/result.json ({result['wall_seconds']} s, load {result['load_before'][0]:.1f}"
-        f" -> {result['load_after'][0]:.1f}; {note})")
+    conditions = (f"{result['wall_seconds']} s, load {result['load_before'][0]:.1f}"
+                  f" -> {result['load_after'][0]:.1f}; {note}")
+    log(f"\n{out}/result.json ({conditions})")
+    result_file.write(args.result or ("agent-local" if args.local else "agent-guest"),
+                      stats.headline(result["summary"]), conditions=conditions,
+                      results_dir=args.results_dir)
     return 0
 
 

@@ -10,6 +10,7 @@ import shutil
 import sys
 import tempfile
 
+import result_file
 from harness import images, mkinitramfs
 from harness.guest import Guest
 
@@ -66,13 +67,18 @@ def run(args, summarize, print_table):
                  + files.get("commands.log", b"").decode()[-2000:])
     rounds, names = rounds_of(text.splitlines())
     counts = {n: parse_strace_total(files.get(f"strace-{n}.txt", b"").decode()) for n in names}
+    figures = []
     for check in ("check", "check-active"):
         other = "check-active" if check == "check" else "check"
         sub = [{("check" if k == check else k): v for k, v in r.items() if k != other} for r in rounds]
         sub_counts = {("check" if k == check else k): v for k, v in counts.items() if k != other}
         sub_names = ["check"] + [n for n in names if n not in ("check", "check-active")]
-        rows, per_peer = summarize(sub, sub_counts, sub_names)
-        what = "--no-active" if check == "check" else "with the MAP_SYNC check (libpmem loaded)"
-        print_table(f"check {what} vs peers, test guest ({info['version']}, TCG)", rows, per_peer,
+        what = "check --no-active" if check == "check" else "check (MAP_SYNC check: libpmem loaded)"
+        rows, per_peer, figs = summarize(sub, sub_counts, sub_names, what)
+        figures += figs
+        print_table(f"{what} vs peers, test guest ({info['version']}, TCG)", rows, per_peer,
                     len(rounds))
     print("syscalls per command: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    result_file.write(args.result or f"check-guest-{args.kernel}", figures,
+                      conditions=f"guest kernel {info['version']} under TCG, host load "
+                      f"{os.getloadavg()[0]:.1f}", results_dir=args.results_dir)
