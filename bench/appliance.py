@@ -21,6 +21,7 @@ here: the reason is printed).
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,7 @@ import appliance_image as image
 import appliance_parse as parse
 import appliance_report as report
 import appliance_stats as stats
+import result_file
 from harness import images, mkinitramfs, pmem_file
 from harness.guest import Guest, GuestError, Skip
 
@@ -230,6 +232,9 @@ def main():
                     help="more guest kernel command line, e.g. swiotlb=noforce")
     ap.add_argument("--check", action="store_true", help="assert the invariants (meson test)")
     ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
+    ap.add_argument("--result", help="the result's name in bench/results (default: appliance, "
+                    "plus the --append words: appliance-swiotlb-noforce)")
+    ap.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
     ap.add_argument("--from", dest="from_json", metavar="RESULT_JSON",
                     help="no boots: recompute the summary of a stored result, print and plot it")
     args = ap.parse_args()
@@ -275,6 +280,11 @@ def main():
               "runs": runs, "summary": stats.summarise(runs)}
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
+    name = args.result or "appliance" + "".join(
+        "-" + re.sub(r"[^a-z0-9]+", "-", a.lower()).strip("-") for a in args.append.split())
+    result_file.write(name, stats.headline(result["summary"]), results_dir=args.results_dir,
+                      conditions=f"guest {info['version']} under TCG, {args.runs} boots per "
+                      f"variant, {result['wall_seconds']} s, load {os.getloadavg()[0]:.1f}")
     return render(os.path.join(out, "result.json"), out, args.check)
 
 

@@ -5,6 +5,8 @@ of the run records bench/appliance.py writes (no I/O), so the unit test
 
 import math
 
+import result_file
+
 VARIANTS = ["blk", "nvdimm", "nvdimm-dax", "virtio-pmem"]
 
 # (key, label, unit): the order of the table and of the JSON summary.
@@ -131,3 +133,22 @@ def ratio(summary, key, variant, base="blk"):
     """mean(variant) / mean(base) for one metric, None when either is missing."""
     a, b = _get(summary, variant, key, "mean"), _get(summary, base, key, "mean")
     return a / b if a is not None and b else None
+
+
+def headline(summary):
+    """bench/results figures (result_file): each variant's host total and
+    guest Cached growth against virtio-blk's in the same run (means, MiB)."""
+    figures = []
+    for v in [v for v in summary if v != "blk"]:
+        for key, what in (("host_total_kb", "host total (QEMU anon + host page cache)"),
+                          ("workload_cached_delta_kb", "guest Cached growth during the workload")):
+            a, b = _get(summary, v, key, "mean"), _get(summary, "blk", key, "mean")
+            if a is None:
+                continue
+            r = ratio(summary, key, v)
+            figures.append(result_file.figure(
+                f"{v}: {what}", "MiB", round(a / 1024, 1),
+                "blk (root on virtio-blk), the same run" if b is not None else None,
+                round(b / 1024, 1) if b is not None else None,
+                round(r, 3) if r is not None else None, "value / floor, means"))
+    return figures

@@ -6,7 +6,8 @@ bench/README.md's table cites these files; their history is git's.
   {"schema": "daxprobe.bench/1", "benchmark": NAME, "command": "bench/...",
    "commit": "abc1234" (+ "-dirty" when tracked files differed), "date": ISO 8601 UTC,
    "conditions": "load ...", "figures": [
-     {"name", "unit", "value", "floor": {"name", "value"}, "ratio", "ratio_is", "goal"}]}
+     {"name", "unit", "value", "floor": {"name", "value"} or null, "ratio", "ratio_is", "goal"}],
+   "note": only in files converted from an earlier run's figures}
 
 `ratio` is as measured (a median of per-round ratios is not the ratio of
 the medians), so it is given, not recomputed; `ratio_is` says which way.
@@ -56,15 +57,18 @@ def command_line(argv=None):
 
 
 def write(name, figures, conditions=None, results_dir=None, command=None, measured_at=None,
-          date=None):
+          date=None, note=None):
     """Write results_dir/NAME.json (default bench/results/); returns its path.
-    measured_at, date: for figures converted from an earlier run (else HEAD, now)."""
+    measured_at, date, note: for figures converted from an earlier run (else
+    HEAD, now, none)."""
     doc = {"schema": SCHEMA, "benchmark": name,
            "command": command or command_line(),
            "commit": measured_at or commit(),
            "date": date or datetime.datetime.now(datetime.timezone.utc)
            .strftime("%Y-%m-%dT%H:%M:%SZ"),
            "conditions": conditions, "figures": figures}
+    if note:
+        doc["note"] = note
     out_dir = results_dir or RESULTS_DIR
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"{name}.json")
@@ -78,14 +82,17 @@ def write(name, figures, conditions=None, results_dir=None, command=None, measur
 
 
 def main():
-    """For the shell benchmarks: result_file.py NAME CONDITIONS FIGURE-JSON...
-    (each FIGURE-JSON one figure() object)."""
-    if len(sys.argv) < 4:
+    """For the shell benchmarks, one figure read against its goal:
+      result_file.py NAME CONDITIONS FIGURE UNIT VALUE [GOAL]
+    BENCH_COMMAND, BENCH_COMMIT: what ran and the tree it ran (default: argv, HEAD)."""
+    if len(sys.argv) not in (6, 7):
         print(main.__doc__, file=sys.stderr)
         return 2
-    figures = [json.loads(a) for a in sys.argv[3:]]
-    write(sys.argv[1], figures, conditions=sys.argv[2],
-          command=os.environ.get("BENCH_COMMAND"))
+    name, conditions, what, unit, value = sys.argv[1:6]
+    goal = sys.argv[6] if len(sys.argv) == 7 else None
+    write(name, [figure(what, unit, float(value), None, None, None, None, goal)],
+          conditions=conditions, command=os.environ.get("BENCH_COMMAND"),
+          measured_at=os.environ.get("BENCH_COMMIT"))
     return 0
 
 

@@ -40,6 +40,7 @@ import appliance_host as host
 import appliance_image as image
 import appliance_parse as parse
 import sharing_report as report
+import result_file
 import sharing_stats as stats
 from harness import pmem_file
 from harness.guest import Guest, GuestError, find_qemu
@@ -204,6 +205,8 @@ def main():
     ap.add_argument("--check", action="store_true",
                     help="assert what must hold (every guest's root read-only, DAX where asked)")
     ap.add_argument("--skip-reason", help="skip with this reason (set by meson.build)")
+    ap.add_argument("--result", default="sharing", help="the result's name in bench/results")
+    ap.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
     ap.add_argument("--from", dest="from_json", metavar="RESULT_JSON",
                     help="no boots: recompute the summary of a stored result, print and plot it")
     args = ap.parse_args()
@@ -264,6 +267,10 @@ def main():
               "points": points}
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
+    result_file.write(args.result, stats.headline(stats.summarise(result)),
+                      results_dir=args.results_dir,
+                      conditions=f"guest {info['version']} under TCG, {args.memory} guests, "
+                      f"{result['wall_seconds']} s, load {env['loadavg_end'][0]:.1f} at the end")
     return render(os.path.join(out, "result.json"), out, args.check)
 
 

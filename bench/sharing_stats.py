@@ -8,6 +8,8 @@ QEMU's anonymous memory plus the host page cache of the one shared image,
 counted once (the file pages QEMU maps are that page cache, not QEMU's).
 """
 
+import result_file
+
 BASELINE = "blk"
 NOFORCE = "swiotlb=noforce"
 
@@ -102,3 +104,31 @@ def summarise(result):
             continue
         out["break_even"][name] = {"baseline": base, **break_even(rows[name], rows[base])}
     return out
+
+
+def headline(summary):
+    """bench/results figures (result_file): each DAX series against its
+    virtio-blk baseline of the same run: the host total at the largest N
+    both measured, the fitted memory per guest, the break-even N."""
+    figures = []
+    for name, be in summary["break_even"].items():
+        base = be["baseline"]
+        if not be["ns"]:
+            continue
+        n = max(be["ns"])
+        total = {s: next(r["total_kb"] for r in summary["series"][s] if r["n"] == n)
+                 for s in (name, base)}
+        figures.append(result_file.figure(
+            f"{name}: host total at N={n} (QEMU anon + the image's page cache once)", "MiB",
+            round(total[name] / 1024), f"{base} at N={n}, the same run", round(total[base] / 1024),
+            result_file.ratio(total[name], total[base]), "value / floor"))
+        if be["dax_fit"] and be["blk_fit"]:
+            slope, base_slope = be["dax_fit"]["slope_kb"], be["blk_fit"]["slope_kb"]
+            figures.append(result_file.figure(
+                f"{name}: host memory per guest (fitted slope)", "MiB", round(slope / 1024, 1),
+                f"{base}'s slope, the same run", round(base_slope / 1024, 1),
+                result_file.ratio(slope, base_slope), "value / floor"))
+        figures.append(result_file.figure(
+            f"{name}: break-even N against {base}, measured (null: never)", "guests",
+            be["measured_n"], None, None, None, None))
+    return figures

@@ -154,6 +154,16 @@ def main():
         d["guest"]["workload"]["command"]["page_cache"]["cached_kb_delta"] = \
             blk["guest"]["workload"]["command"]["page_cache"]["cached_kb_delta"]
         check(appliance_report.invariants(grown) != [], "DAX with blk's Cached growth passes")
+    # The headline bench/results gets: each variant against blk of the same run.
+    head = {f["name"]: f for f in stats.headline(summary)}
+    dax = head.get("nvdimm-dax: host total (QEMU anon + host page cache)")
+    check(dax is not None and dax["floor"]["value"] == round(
+        statistics.mean(stats.memory_breakdown(r)["host_total_kb"] for r in runs
+                        if r["variant"] == "blk") / 1024, 1), f"headline floor: {dax}")
+    check(dax is not None and dax["ratio"] == round(
+        summary["nvdimm-dax"]["host_total_kb"]["mean"] / summary["blk"]["host_total_kb"]["mean"],
+        3), f"headline ratio: {dax}")
+    check(not any(f["name"].startswith("blk:") for f in head.values()), "blk is the floor only")
     check("±" in appliance_report.table(result), "the table shows mean ± SD")
     check_parse()
     check(appliance_report.svg(result).startswith("<svg"), "the plot is an SVG")

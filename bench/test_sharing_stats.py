@@ -181,6 +181,16 @@ def check_summary():
     check(len(doc.findall(f"{ns}circle")) == 9, "one marker per point")
     table = report.table(result)
     check("| 4 | 1060 | 1208 | 968 |" in table, f"host totals row for N = 4:\n{table}")
+    head = {f["name"]: f for f in stats.headline(s)}
+    total = head.get("nvdimm-dax+noforce: host total at N=4 (QEMU anon + the image's page "
+                     "cache once)")
+    check(total is not None and (total["value"], total["floor"]["value"], total["ratio"])
+          == (968, 1060, round(968 / 1060, 3)), f"headline at N = 4: {total}")
+    slope = head.get("nvdimm-dax+noforce: host memory per guest (fitted slope)")
+    check(slope is not None and (slope["value"], slope["floor"]["value"]) == (220, 250),
+          f"headline slope: {slope}")
+    check([f["value"] for f in head.values() if "break-even" in f["name"]] == [None, 1],
+          f"headline break-even: never, 1: {list(head)}")
     check(report.invariants(result) == [], f"invariants: {report.invariants(result)}")
     pts[4]["guests"][1]["guest"]["root_verdict"] = "not_dax"
     pts[0]["image_unchanged"] = False
