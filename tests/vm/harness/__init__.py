@@ -1,6 +1,6 @@
 """The VM test bed: boot a guest under QEMU/TCG from the images the build
 made, and get its results out. tests/vm (the scenarios) and bench/ (the
-benchmarks that boot guests) both import it; neither edits sys.path.
+benchmarks that boot guests) both import it; neither edits the import path.
 
   guest          Guest: one QEMU with an NVDIMM, the agent, results and control ports
   systemd_guest  SystemdGuest: a real Debian image, systemd as PID 1
