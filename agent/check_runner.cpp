@@ -21,12 +21,14 @@ namespace daxprobe
 namespace
 {
 
-CheckOutcome failed(const std::string &why)
+CheckOutcome failed(const std::string &why, const CheckOptions &options)
 {
     CheckOutcome out;
     out.exitCode = 2;
-    out.report = protocol::failedCheckReport(why);
-    out.text = "daxprobe check failed: " + why + "\n";
+    if (options.json)
+        out.report = protocol::failedCheckReport(why);
+    else
+        out.text = "daxprobe check failed: " + why + "\n";
     return out;
 }
 
@@ -35,8 +37,10 @@ CheckOutcome render(const Facts &facts, const CheckOptions &options)
     Report report = evaluate(facts);
     CheckOutcome out;
     out.exitCode = report.exitCode;
-    out.report = reportToJson(facts, report);
-    out.text = reportToText(facts, report, options.style);
+    if (options.json)
+        out.report = reportToJson(report);
+    else
+        out.text = reportToText(report, options.style);
     return out;
 }
 
@@ -44,16 +48,16 @@ CheckOutcome replay(const CheckOptions &options)
 {
     auto root = Root::open(options.replayDir);
     if (!root)
-        return failed(root.error().describe());
+        return failed(root.error().describe(), options);
     Facts facts;
     auto live = root->readFile("live.json", 16 << 20);
     if (!live)
-        return failed("replay: " + live.error().describe());
+        return failed("replay: " + live.error().describe(), options);
     auto j = nlohmann::json::parse(*live, nullptr, false);
     if (j.is_discarded())
-        return failed("replay: live.json is not valid JSON");
+        return failed("replay: live.json is not valid JSON", options);
     if (auto valid = validateLiveJson(j); !valid)
-        return failed("replay: " + valid.error().describe());
+        return failed("replay: " + valid.error().describe(), options);
     liveFactsFromJson(j, facts); // topology first: readRootFacts needs its block devices
     readRootFacts(*root, facts);
     return render(facts, options);
@@ -63,14 +67,14 @@ CheckOutcome live(const CheckOptions &options)
 {
     auto root = Root::open(options.root);
     if (!root)
-        return failed(root.error().describe());
+        return failed(root.error().describe(), options);
     // Made before anything is read: a DIR it will not write into is refused
     // (exit 2) before the check runs, not reported after it.
     std::optional<CaptureWriter> capture;
     if (!options.captureDir.empty()) {
         auto made = CaptureWriter::create(options.captureDir);
         if (!made)
-            return failed(made.error().describe());
+            return failed(made.error().describe(), options);
         capture.emplace(std::move(*made));
         root->setRecorder([&capture](const std::string &path, std::string_view content) {
             capture->addFile(path, content);
@@ -88,10 +92,10 @@ CheckOutcome live(const CheckOptions &options)
 
     if (capture) {
         capture->writeJson("live.json", liveFactsToJson(facts));
-        if (!capture->error().empty()) {
+        if (!capture->error().empty() && options.json)
             out.report["capture_error"] = capture->error();
+        else if (!capture->error().empty())
             out.text += capture->error() + "\n";
-        }
     }
     return out;
 }
@@ -105,7 +109,7 @@ CheckOutcome runCheck(const CheckOptions &options)
     try {
         return options.replayDir.empty() ? live(options) : replay(options);
     } catch (const std::exception &e) {
-        return failed(std::string("internal error: ") + e.what());
+        return failed(std::string("internal error: ") + e.what(), options);
     }
 }
 

@@ -174,6 +174,7 @@ int main(int argc, char **argv)
 
     if (checkCmd->parsed()) {
         check.activeChecks = !noActive;
+        check.json = json;
         check.style = json ? TextStyle::Plain : stdoutStyle();
         CheckOutcome out = runCheck(check);
         if (json)

@@ -2,14 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/facts.h"
 #include "probes/verdict.h"
 
 namespace daxprobe
 {
 
 // The documented "daxprobe.check/1" document (agent/REPORT.md).
-nlohmann::json reportToJson(const Facts &facts, const Report &report);
+nlohmann::json reportToJson(const Report &report);
 
 // j as indented JSON text. A string (or key) that is not valid UTF-8 (a
 // mount point can be any bytes) has those bytes written as \xNN, where

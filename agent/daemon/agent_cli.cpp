@@ -61,6 +61,7 @@ int runAgent(const DaemonOptions &options)
         CheckOptions co;
         co.root = root;
         co.activeChecks = active;
+        co.json = true;
         co.kmsg = kmsg.get();
         co.faultProbes = faultProbes.get();
         return runCheck(co).report;
