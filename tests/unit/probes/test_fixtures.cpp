@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 #include "probes/sysfs_topology.h"
 
 using namespace daxprobe;

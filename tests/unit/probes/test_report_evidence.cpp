@@ -3,8 +3,8 @@
 // evidence line (issue 20).
 #include <catch2/catch.hpp>
 
-#include "agent/report_json.h"
-#include "agent/report_text.h"
+#include "agent/check/report_json.h"
+#include "agent/check/report_text.h"
 #include "probes/verdict.h"
 
 using namespace daxprobe;

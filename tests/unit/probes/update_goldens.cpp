@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "agent/report_text.h"
+#include "agent/check/report_text.h"
 
 #include <fmt/format.h>
 

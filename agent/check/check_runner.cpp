@@ -1,18 +1,16 @@
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 
 #include <exception>
 #include <optional>
 #include <vector>
 
-#include "agent/capture.h"
-#include "agent/report_json.h"
-#include "agent/report_text.h"
+#include "agent/check/capture.h"
+#include "agent/check/report_json.h"
+#include "agent/check/report_text.h"
 #include "probes/gather.h"
 #include "probes/live_json.h"
-#include "probes/meminfo.h"
 #include "probes/root_facts.h"
 #include "probes/verdict.h"
-#include "probes/vmstat.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe
@@ -111,44 +109,6 @@ CheckOutcome runCheck(const CheckOptions &options)
     } catch (const std::exception &e) {
         return failed(std::string("internal error: ") + e.what(), options);
     }
-}
-
-namespace
-{
-
-// Copies the named counters that exist; a kernel without THP has no thp_*.
-template <typename Map, typename Names>
-void pick(nlohmann::json &out, const Map &values, const Names &names)
-{
-    for (const auto &name : names)
-        if (auto it = values.find(name); it != values.end())
-            out[name] = it->second;
-}
-
-} // namespace
-
-nlohmann::json collectMetrics(const std::string &rootDir)
-{
-    nlohmann::json out = {{"meminfo", nlohmann::json::object()},
-                          {"vmstat", nlohmann::json::object()},
-                          {"errors", nlohmann::json::array()}};
-    auto root = Root::open(rootDir);
-    if (!root) {
-        out["errors"].push_back(root.error().describe());
-        return out;
-    }
-    static const std::vector<std::string> meminfoNames = {"MemTotal", "MemAvailable", "Cached",
-                                                          "Buffers",  "Shmem",        "Mapped",
-                                                          "Dirty",    "Writeback",    "AnonPages"};
-    if (auto m = root->readFile("proc/meminfo").and_then(parseMeminfo))
-        pick(out["meminfo"], *m, meminfoNames);
-    else
-        out["errors"].push_back(m.error().describe());
-    if (auto v = root->readFile("proc/vmstat").and_then(parseVmstat))
-        pick(out["vmstat"], *v, vmstatFaultCounters());
-    else
-        out["errors"].push_back(v.error().describe());
-    return out;
 }
 
 } // namespace daxprobe

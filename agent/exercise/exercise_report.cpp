@@ -1,4 +1,4 @@
-#include "agent/exercise_report.h"
+#include "agent/exercise/exercise_report.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "agent/command_report.h"
+#include "agent/profile/command_report.h"
 
 #include <cstring>
 

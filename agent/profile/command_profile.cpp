@@ -1,4 +1,4 @@
-#include "agent/command_profile.h"
+#include "agent/profile/command_profile.h"
 
 #include <cerrno>
 #include <csignal>
@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/monotonic.h"
 #include "base/unique_fd.h"
 #include "probes/dax_evidence.h"
 
@@ -20,13 +21,6 @@ namespace
 double seconds(const timeval &tv)
 {
     return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-}
-
-double now()
-{
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 Result<std::pair<UniqueFD, UniqueFD>> makePipe()
@@ -136,7 +130,7 @@ CommandRun profileCommand(const Root &root, const CommandProfileOptions &options
     rusage ru{};
     {
         IgnoreInterrupts ignore;
-        double start = now();
+        double start = monotonicSeconds();
         char byte = 'x';
         (void)!::write(goWrite.get(), &byte, 1);
         goWrite.reset();
@@ -144,7 +138,7 @@ CommandRun profileCommand(const Root &root, const CommandProfileOptions &options
         do
             got = ::wait4(pid, &status, 0, &ru);
         while (got < 0 && errno == EINTR);
-        run.wallSeconds = now() - start;
+        run.wallSeconds = monotonicSeconds() - start;
         if (got < 0)
             run.error = Error{errno, "wait4"}.describe();
     }

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/report_text.h"
+#include "agent/check/report_text.h"
 
 namespace daxprobe
 {
@@ -35,9 +35,5 @@ struct CheckOutcome {
 // Gathers facts, derives verdicts, returns the report in the form asked
 // for. Never throws.
 CheckOutcome runCheck(const CheckOptions &options);
-
-// Page-cache and fault counters now (meminfo + vmstat), for "metrics" and
-// periodic reports. Never throws; unreadable files become an "errors" list.
-nlohmann::json collectMetrics(const std::string &root = "/");
 
 } // namespace daxprobe
