@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/fault_json.h"
 #include "agent/json_fields.h"
 #include "agent/text_fields.h"
 #include "protocol/verdicts.h"
@@ -25,11 +26,8 @@ json profileJson(const FaultProfile &p, const MappingOutcome &m)
     const FaultCounts &c = p.counts;
     json faults = {{"minor", opt(c.minorFaults)},
                    {"major", opt(c.majorFaults)},
-                   {"perf_error", errorOrNull(c.perfError)},
-                   {"dax_pmd", opt(c.pmdFaults)},
-                   {"dax_pmd_fallback", opt(c.pmdFallbacks)},
-                   {"dax_pte", opt(c.pteFaults)},
-                   {"tracepoint_error", errorOrNull(c.tracepointError)}};
+                   {"perf_error", errorOrNull(c.perfError)}};
+    faults.update(daxFaultsJson(c));
     return {
         {"path", p.path},
         {"size", p.sizeBytes},
