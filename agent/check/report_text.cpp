@@ -1,9 +1,8 @@
-#include "agent/report_text.h"
+#include "agent/check/report_text.h"
 
 #include <fmt/format.h>
 
 #include "base/text_escape.h"
-#include "probes/virtio_pmem.h"
 
 namespace daxprobe
 {
@@ -76,38 +75,34 @@ void appendVerdict(std::string &out, const Verdict &v, const Style &st, const ch
         out += fmt::format("{}{}       fix:       {}\n", p, indent, printable(v.remedy));
 }
 
-} // namespace
-
-std::string reportToText(const Facts &facts, const Report &report, TextStyle style)
+// The NFIT, the nd buses and regions, and whether ndctl could be read.
+void appendPlatform(std::string &out, const Report &report)
 {
-    Style st{style};
-    std::string out;
-    out += fmt::format(
-        "daxprobe check{}\n\n",
-        facts.kernelRelease.empty() ? "" : " (kernel " + printable(facts.kernelRelease) + ")");
-
-    if (facts.nfit.present)
-        out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n",
-                           facts.nfit.length, facts.nfit.checksumOk ? "ok" : "BAD",
-                           facts.nfit.pmemRangeCount(), facts.nfit.valid() ? "" : " (damaged)");
-    else {
-        bool virtio = false;
-        for (const auto &r : facts.topology.regions)
-            virtio |= isVirtioPmem(facts.topology, r);
-        out += virtio ? "NFIT       absent (virtio-pmem has none, by design)\n"
-                      : "NFIT       absent\n";
-    }
-    for (const auto &b : facts.topology.buses)
+    const NfitInfo &nfit = *report.nfit;
+    const Topology &topology = *report.topology;
+    if (nfit.present)
+        out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n", nfit.length,
+                           nfit.checksumOk ? "ok" : "BAD", nfit.pmemRangeCount(),
+                           nfit.valid() ? "" : " (damaged)");
+    else
+        out += report.virtioPmem ? "NFIT       absent (virtio-pmem has none, by design)\n"
+                                 : "NFIT       absent\n";
+    for (const auto &b : topology.buses)
         out += fmt::format("bus        {} ({})\n", printable(b.dev), printable(b.provider));
-    for (const auto &r : facts.topology.regions)
+    for (const auto &rr : report.regions) {
+        const NdRegion &r = *rr.region;
         out += fmt::format(
             "region     {:<12} {:<5} size {}, available {}, align {}, persistence {}{}\n",
             printable(r.dev), printable(r.type), size(r.size), size(r.availableSize), size(r.align),
             printable(r.persistenceDomain),
             r.badblockCount ? fmt::format(", {} bad blocks", r.badblockCount) : "");
-    if (facts.topology.failed())
-        out += fmt::format("ndctl      {}\n", printable(facts.topology.text));
+    }
+    if (topology.failed())
+        out += fmt::format("ndctl      {}\n", printable(topology.text));
+}
 
+void appendNamespacesAndMounts(std::string &out, const Report &report, const Style &st)
+{
     if (!report.namespaces.empty())
         out += "\nNamespaces\n";
     for (const auto &nr : report.namespaces) {
@@ -129,10 +124,13 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
                            printable(mr.mount->fstype), printable(mr.mount->source));
         appendVerdict(out, mr.verdict, st, "    ");
     }
+}
 
-    if (!facts.files.empty())
+void appendFiles(std::string &out, const std::vector<FileFacts> &files)
+{
+    if (!files.empty())
         out += "\nFiles\n";
-    for (const auto &f : facts.files) {
+    for (const auto &f : files) {
         std::string dax = f.statx.observed() ? (f.statx.dax ? "DAX" : "not DAX") : f.statx.text;
         std::string res =
             f.residency.observed()
@@ -143,16 +141,20 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
                 : "residency: " + f.residency.text;
         out += fmt::format("  {}  {}, {}\n", printable(f.path), printable(dax), printable(res));
     }
+}
 
+// Page cache and fault counters, and whether the fault sources can be used.
+void appendCounters(std::string &out, const Report &report)
+{
     auto mem = [&](const char *k) {
-        auto it = facts.meminfo.find(k);
-        return it == facts.meminfo.end() ? std::string("?") : size(it->second);
+        auto it = report.meminfo->find(k);
+        return it == report.meminfo->end() ? std::string("?") : size(it->second);
     };
     out += fmt::format(
         "\nPage cache Cached {}, Buffers {}, Shmem {}, Mapped {}, Dirty {}, MemAvailable {}\n",
         mem("Cached"), mem("Buffers"), mem("Shmem"), mem("Mapped"), mem("Dirty"),
         mem("MemAvailable"));
-    const auto &fl = facts.faults;
+    const FaultFacts &fl = *report.faults;
     auto vm = [&](const char *k) {
         auto it = fl.vmstat.find(k);
         return it == fl.vmstat.end() ? std::string("?") : std::to_string(it->second);
@@ -171,8 +173,23 @@ std::string reportToText(const Facts &facts, const Report &report, TextStyle sty
         "           fs_dax tracepoints: {}\n",
         source(fl.tracepoints, fmt::format("{} events in {}", fl.tracepoints.events.size(),
                                            fl.tracepoints.tracefs)));
-    if (facts.kmsg.failed())
-        out += fmt::format("           kernel log unreadable: {}\n", printable(facts.kmsg.text));
+    if (report.kmsg.failed())
+        out += fmt::format("           kernel log unreadable: {}\n", printable(report.kmsg.text));
+}
+
+} // namespace
+
+std::string reportToText(const Report &report, TextStyle style)
+{
+    Style st{style};
+    std::string out;
+    out += fmt::format(
+        "daxprobe check{}\n\n",
+        report.kernelRelease.empty() ? "" : " (kernel " + printable(report.kernelRelease) + ")");
+    appendPlatform(out, report);
+    appendNamespacesAndMounts(out, report, st);
+    appendFiles(out, *report.files);
+    appendCounters(out, report);
 
     for (const auto &w : report.warnings)
         out += fmt::format("\n{}warning: {}\n", st.prefix(Severity::Warning), printable(w));

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;
@@ -52,6 +52,7 @@ TEST_CASE("every captured guest scenario replays to its golden report", "[fixtur
     for (const auto &dir : dirs) {
         CheckOptions options;
         options.replayDir = dir.string();
+        options.json = true;
         CheckOutcome out = runCheck(options);
         nlohmann::json got = stable(out.report);
         fs::path golden = dir / "expected.json";

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/exercise_runner.h"
+#include "agent/exercise/exercise_runner.h"
 
 namespace daxprobe
 {

@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "probes/facts.h"
 #include "probes/verdict.h"
 
 namespace daxprobe
@@ -15,6 +14,6 @@ namespace daxprobe
 enum class TextStyle { Plain, Color, Journal };
 
 // The report for people: what was found, the verdict, the fix.
-std::string reportToText(const Facts &facts, const Report &report, TextStyle style);
+std::string reportToText(const Report &report, TextStyle style);
 
 } // namespace daxprobe

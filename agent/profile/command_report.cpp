@@ -1,9 +1,10 @@
-#include "agent/command_report.h"
+#include "agent/profile/command_report.h"
 
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "agent/fault_json.h"
 #include "agent/json_fields.h"
 #include "agent/text_fields.h"
 #include <fmt/ranges.h>
@@ -59,19 +60,9 @@ json commandJson(const CommandRun &run)
     cmd["system_seconds"] = run.systemSeconds;
     cmd["peak_rss_kb"] = run.peakRssKb;
 
-    FaultNumbers f = faultNumbers(run);
-    const FaultCounts &c = run.counts;
-    cmd["faults"] = {{"source", f.source},
-                     {"minor", f.minor},
-                     {"major", f.major},
-                     {"perf_error", f.source == "perf" ? json(nullptr) : errorOrNull(c.perfError)},
-                     {"perf_note", f.source == "perf" ? errorOrNull(c.perfNote) : json(nullptr)},
-                     {"dax_pmd", opt(c.pmdFaults)},
-                     {"dax_pmd_fallback", opt(c.pmdFallbacks)},
-                     {"dax_pte", opt(c.pteFaults)},
-                     {"tracepoint_error", errorOrNull(c.tracepointError)},
-                     {"rusage_minor", run.rusageMinor},
-                     {"rusage_major", run.rusageMajor}};
+    cmd["faults"] = faultsJson(faultNumbers(run), run.counts);
+    cmd["faults"]["rusage_minor"] = run.rusageMinor;
+    cmd["faults"]["rusage_major"] = run.rusageMajor;
 
     json vm = json::object();
     for (const auto &[name, delta] :

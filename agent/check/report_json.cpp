@@ -1,9 +1,7 @@
-#include "agent/report_json.h"
+#include "agent/check/report_json.h"
 
 #include "agent/json_fields.h"
-#include "base/text_escape.h"
 #include "probes/mountinfo.h"
-#include "probes/virtio_pmem.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"
@@ -87,7 +85,7 @@ json historyJson(const std::vector<HistoryLine> &history)
 json mountJson(const MountReport &mr)
 {
     const MountEntry &m = *mr.mount;
-    const char *opt = daxOptionName(daxOption(m));
+    const char *opt = daxOptionName(mr.daxOption);
     json j = {{"mount_point", m.mountPoint},
               {"source", m.source},
               {"fstype", m.fstype},
@@ -124,24 +122,24 @@ json faultsJson(const FaultFacts &f)
 
 } // namespace
 
-nlohmann::json reportToJson(const Facts &facts, const Report &report)
+nlohmann::json reportToJson(const Report &report)
 {
+    const Topology &topology = *report.topology;
     json j;
     j["schema"] = protocol::kCheckSchema;
     j["daxprobe_version"] = DAXPROBE_VERSION;
-    j["kernel"] = orNull(facts.kernelRelease);
+    j["kernel"] = orNull(report.kernelRelease);
     j["exit_code"] = report.exitCode;
     j["verdict"] = verdictJson(report.overall);
     j["warnings"] = report.warnings;
     j["bounce_buffer"] = report.bounceBuffer ? verdictJson(*report.bounceBuffer) : json(nullptr);
-    j["nfit"] = nfitJson(facts.nfit);
-    j["ndctl"] = {{"available", facts.topology.observed()},
-                  {"error", failureOrNull(facts.topology)}};
-    j["buses"] = facts.topology.buses;
+    j["nfit"] = nfitJson(*report.nfit);
+    j["ndctl"] = {{"available", topology.observed()}, {"error", failureOrNull(topology)}};
+    j["buses"] = topology.buses;
     json regions = json::array();
-    for (const auto &r : facts.topology.regions) {
-        json rj = r;
-        rj["virtio_pmem"] = isVirtioPmem(facts.topology, r);
+    for (const auto &r : report.regions) {
+        json rj = *r.region;
+        rj["virtio_pmem"] = r.virtioPmem;
         regions.push_back(std::move(rj));
     }
     j["regions"] = regions;
@@ -153,7 +151,7 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
         nss.push_back(std::move(n));
     }
     j["namespaces"] = nss;
-    j["dax_devices"] = facts.topology.daxDevices;
+    j["dax_devices"] = topology.daxDevices;
 
     json mounts = json::array();
     for (const auto &mr : report.mounts)
@@ -161,7 +159,7 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["mounts"] = mounts;
 
     json files = json::array();
-    for (const auto &f : facts.files)
+    for (const auto &f : *report.files)
         files.push_back(
             {{"path", f.path},
              {"size", f.residency.sizeBytes},
@@ -175,47 +173,13 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["files"] = files;
 
     json mem = json::object();
-    for (const auto &[k, v] : facts.meminfo)
+    for (const auto &[k, v] : *report.meminfo)
         mem[k] = v;
     j["meminfo"] = mem;
-    j["meminfo_error"] = orNull(facts.meminfoError);
-    j["faults"] = faultsJson(facts.faults);
-    j["kmsg"] = {{"readable", facts.kmsg.observed()}, {"error", failureOrNull(facts.kmsg)}};
+    j["meminfo_error"] = orNull(report.meminfoError);
+    j["faults"] = faultsJson(*report.faults);
+    j["kmsg"] = {{"readable", report.kmsg.observed()}, {"error", failureOrNull(report.kmsg)}};
     return j;
-}
-
-namespace
-{
-
-nlohmann::json utf8Escaped(const nlohmann::json &j)
-{
-    if (j.is_string())
-        return daxprobe::utf8Escaped(j.get_ref<const std::string &>());
-    if (j.is_array()) {
-        nlohmann::json out = nlohmann::json::array();
-        for (const auto &v : j)
-            out.push_back(utf8Escaped(v));
-        return out;
-    }
-    if (j.is_object()) {
-        nlohmann::json out = nlohmann::json::object();
-        for (const auto &[k, v] : j.items())
-            out[daxprobe::utf8Escaped(k)] = utf8Escaped(v);
-        return out;
-    }
-    return j;
-}
-
-} // namespace
-
-std::string jsonText(const nlohmann::json &j, int indent)
-{
-    try {
-        return j.dump(indent);
-    } catch (const nlohmann::json::type_error &) {
-        // Invalid UTF-8 somewhere (rare): escape it and dump the copy.
-        return utf8Escaped(j).dump(indent);
-    }
 }
 
 } // namespace daxprobe

@@ -1,4 +1,4 @@
-#include "agent/command_profile.h"
+#include "agent/profile/command_profile.h"
 
 #include <cerrno>
 #include <csignal>
@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/monotonic.h"
 #include "base/unique_fd.h"
 #include "probes/dax_evidence.h"
 
@@ -20,13 +21,6 @@ namespace
 double seconds(const timeval &tv)
 {
     return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-}
-
-double now()
-{
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 Result<std::pair<UniqueFD, UniqueFD>> makePipe()
@@ -71,6 +65,75 @@ class IgnoreInterrupts
     };
 };
 
+// The files' residency before the command: a DAX file has none to measure.
+std::vector<FileResidency> residencyBefore(const std::vector<std::string> &paths)
+{
+    std::vector<FileResidency> files;
+    for (const auto &path : paths) {
+        FileResidency f;
+        f.path = path;
+        StatxEvidence sx = statxDax(path);
+        f.dax = sx.observed() && sx.dax;
+        f.before = measureResidency(path, f.dax);
+        files.push_back(std::move(f));
+    }
+    return files;
+}
+
+// The child: only async-signal-safe calls until exec; no destructors. Waits
+// for the parent's byte on `go`, execs, and reports a failed exec's errno on
+// `status`.
+[[noreturn]] void execWhenReleased(int goRead, int goWrite, int status, char *const argv[])
+{
+    ::close(goWrite);
+    char byte = 0;
+    ssize_t n;
+    do
+        n = ::read(goRead, &byte, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1)
+        ::_exit(127); // the parent gave up before releasing us
+    ::execvp(argv[0], argv);
+    int err = errno;
+    (void)!::write(status, &err, sizeof(err));
+    ::_exit(err == ENOENT ? 127 : 126);
+}
+
+// Releases the child (its counters are attached) and sleeps in wait4 until
+// it ends, ^C and ^\ left to the command.
+int releaseAndWait(pid_t pid, UniqueFD &goWrite, CommandRun &run, rusage &ru)
+{
+    int status = 0;
+    IgnoreInterrupts ignore;
+    double start = monotonicSeconds();
+    char byte = 'x';
+    (void)!::write(goWrite.get(), &byte, 1);
+    goWrite.reset();
+    pid_t got;
+    do
+        got = ::wait4(pid, &status, 0, &ru);
+    while (got < 0 && errno == EINTR);
+    run.wallSeconds = monotonicSeconds() - start;
+    if (got < 0)
+        run.error = Error{errno, "wait4"}.describe();
+    return status;
+}
+
+// What the ended command cost, from wait4; `statusRead` holds an errno
+// only if exec failed.
+void recordEnd(CommandRun &run, int status, const rusage &ru, const UniqueFD &statusRead)
+{
+    int err = 0;
+    if (::read(statusRead.get(), &err, sizeof(err)) == sizeof(err))
+        run.execErrno = err;
+    run.end = decodeWaitStatus(status);
+    run.userSeconds = seconds(ru.ru_utime);
+    run.systemSeconds = seconds(ru.ru_stime);
+    run.peakRssKb = ru.ru_maxrss;
+    run.rusageMinor = static_cast<std::uint64_t>(ru.ru_minflt);
+    run.rusageMajor = static_cast<std::uint64_t>(ru.ru_majflt);
+}
+
 } // namespace
 
 CommandRun profileCommand(const Root &root, const CommandProfileOptions &options)
@@ -81,14 +144,7 @@ CommandRun profileCommand(const Root &root, const CommandProfileOptions &options
         run.error = "no command";
         return run;
     }
-    for (const auto &path : options.paths) {
-        FileResidency f;
-        f.path = path;
-        StatxEvidence sx = statxDax(path);
-        f.dax = sx.observed() && sx.dax;
-        f.before = measureResidency(path, f.dax);
-        run.files.push_back(std::move(f));
-    }
+    run.files = residencyBefore(options.paths);
 
     auto go = makePipe();
     auto execStatus = makePipe();
@@ -108,21 +164,8 @@ CommandRun profileCommand(const Root &root, const CommandProfileOptions &options
         run.error = Error{errno, "fork"}.describe();
         return run;
     }
-    if (pid == 0) {
-        // The child: only async-signal-safe calls until exec; no destructors.
-        ::close(goWrite.get());
-        char byte = 0;
-        ssize_t n;
-        do
-            n = ::read(goRead.get(), &byte, 1);
-        while (n < 0 && errno == EINTR);
-        if (n != 1)
-            ::_exit(127); // the parent gave up before releasing us
-        ::execvp(argv[0], argv.data());
-        int err = errno;
-        (void)!::write(statusWrite.get(), &err, sizeof(err));
-        ::_exit(err == ENOENT ? 127 : 126);
-    }
+    if (pid == 0)
+        execWhenReleased(goRead.get(), goWrite.get(), statusWrite.get(), argv.data());
     goRead.reset();
     statusWrite.reset();
 
@@ -132,22 +175,8 @@ CommandRun profileCommand(const Root &root, const CommandProfileOptions &options
     run.perfCounting = counters.perfCounting();
     readSystem(root, run.meminfoBefore, run.meminfoError, run.vmstatBefore, run.vmstatError);
 
-    int status = 0;
     rusage ru{};
-    {
-        IgnoreInterrupts ignore;
-        double start = now();
-        char byte = 'x';
-        (void)!::write(goWrite.get(), &byte, 1);
-        goWrite.reset();
-        pid_t got;
-        do
-            got = ::wait4(pid, &status, 0, &ru);
-        while (got < 0 && errno == EINTR);
-        run.wallSeconds = now() - start;
-        if (got < 0)
-            run.error = Error{errno, "wait4"}.describe();
-    }
+    int status = releaseAndWait(pid, goWrite, run, ru);
     std::string meminfoError, vmstatError;
     readSystem(root, run.meminfoAfter, meminfoError, run.vmstatAfter, vmstatError);
     if (run.meminfoError.empty())
@@ -155,17 +184,8 @@ CommandRun profileCommand(const Root &root, const CommandProfileOptions &options
     if (run.vmstatError.empty())
         run.vmstatError = vmstatError;
     run.counts = counters.read();
-
-    // The child has ended: the status pipe holds an errno only if exec failed.
-    int err = 0;
-    if (::read(statusRead.get(), &err, sizeof(err)) == sizeof(err))
-        run.execErrno = err;
-    run.end = decodeWaitStatus(status);
-    run.userSeconds = seconds(ru.ru_utime);
-    run.systemSeconds = seconds(ru.ru_stime);
-    run.peakRssKb = ru.ru_maxrss;
-    run.rusageMinor = static_cast<std::uint64_t>(ru.ru_minflt);
-    run.rusageMajor = static_cast<std::uint64_t>(ru.ru_majflt);
+    // The child has ended.
+    recordEnd(run, status, ru, statusRead);
     for (auto &f : run.files)
         f.after = measureResidency(f.path, f.dax);
     return run;

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 #include "probes/sysfs_topology.h"
 
 using namespace daxprobe;
@@ -147,6 +147,7 @@ TEST_CASE("replayed topology matches ndctl and daxctl from the same guest", "[fi
         INFO("scenario " << dir.filename().string());
         CheckOptions options;
         options.replayDir = dir.string();
+        options.json = true;
         compared += compareWithGuestTools(runCheck(options).report, dir);
     }
     CHECK(compared >= 10); // every scenario with NVDIMM compared at least a region and a namespace

@@ -1,18 +1,16 @@
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 
 #include <exception>
 #include <optional>
 #include <vector>
 
-#include "agent/capture.h"
-#include "agent/report_json.h"
-#include "agent/report_text.h"
+#include "agent/check/capture.h"
+#include "agent/check/report_json.h"
+#include "agent/check/report_text.h"
 #include "probes/gather.h"
 #include "probes/live_json.h"
-#include "probes/meminfo.h"
 #include "probes/root_facts.h"
 #include "probes/verdict.h"
-#include "probes/vmstat.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe
@@ -21,12 +19,14 @@ namespace daxprobe
 namespace
 {
 
-CheckOutcome failed(const std::string &why)
+CheckOutcome failed(const std::string &why, const CheckOptions &options)
 {
     CheckOutcome out;
     out.exitCode = 2;
-    out.report = protocol::failedCheckReport(why);
-    out.text = "daxprobe check failed: " + why + "\n";
+    if (options.json)
+        out.report = protocol::failedCheckReport(why);
+    else
+        out.text = "daxprobe check failed: " + why + "\n";
     return out;
 }
 
@@ -35,8 +35,10 @@ CheckOutcome render(const Facts &facts, const CheckOptions &options)
     Report report = evaluate(facts);
     CheckOutcome out;
     out.exitCode = report.exitCode;
-    out.report = reportToJson(facts, report);
-    out.text = reportToText(facts, report, options.style);
+    if (options.json)
+        out.report = reportToJson(report);
+    else
+        out.text = reportToText(report, options.style);
     return out;
 }
 
@@ -44,16 +46,16 @@ CheckOutcome replay(const CheckOptions &options)
 {
     auto root = Root::open(options.replayDir);
     if (!root)
-        return failed(root.error().describe());
+        return failed(root.error().describe(), options);
     Facts facts;
     auto live = root->readFile("live.json", 16 << 20);
     if (!live)
-        return failed("replay: " + live.error().describe());
+        return failed("replay: " + live.error().describe(), options);
     auto j = nlohmann::json::parse(*live, nullptr, false);
     if (j.is_discarded())
-        return failed("replay: live.json is not valid JSON");
+        return failed("replay: live.json is not valid JSON", options);
     if (auto valid = validateLiveJson(j); !valid)
-        return failed("replay: " + valid.error().describe());
+        return failed("replay: " + valid.error().describe(), options);
     liveFactsFromJson(j, facts); // topology first: readRootFacts needs its block devices
     readRootFacts(*root, facts);
     return render(facts, options);
@@ -63,14 +65,14 @@ CheckOutcome live(const CheckOptions &options)
 {
     auto root = Root::open(options.root);
     if (!root)
-        return failed(root.error().describe());
+        return failed(root.error().describe(), options);
     // Made before anything is read: a DIR it will not write into is refused
     // (exit 2) before the check runs, not reported after it.
     std::optional<CaptureWriter> capture;
     if (!options.captureDir.empty()) {
         auto made = CaptureWriter::create(options.captureDir);
         if (!made)
-            return failed(made.error().describe());
+            return failed(made.error().describe(), options);
         capture.emplace(std::move(*made));
         root->setRecorder([&capture](const std::string &path, std::string_view content) {
             capture->addFile(path, content);
@@ -88,10 +90,10 @@ CheckOutcome live(const CheckOptions &options)
 
     if (capture) {
         capture->writeJson("live.json", liveFactsToJson(facts));
-        if (!capture->error().empty()) {
+        if (!capture->error().empty() && options.json)
             out.report["capture_error"] = capture->error();
+        else if (!capture->error().empty())
             out.text += capture->error() + "\n";
-        }
     }
     return out;
 }
@@ -105,46 +107,8 @@ CheckOutcome runCheck(const CheckOptions &options)
     try {
         return options.replayDir.empty() ? live(options) : replay(options);
     } catch (const std::exception &e) {
-        return failed(std::string("internal error: ") + e.what());
+        return failed(std::string("internal error: ") + e.what(), options);
     }
-}
-
-namespace
-{
-
-// Copies the named counters that exist; a kernel without THP has no thp_*.
-template <typename Map, typename Names>
-void pick(nlohmann::json &out, const Map &values, const Names &names)
-{
-    for (const auto &name : names)
-        if (auto it = values.find(name); it != values.end())
-            out[name] = it->second;
-}
-
-} // namespace
-
-nlohmann::json collectMetrics(const std::string &rootDir)
-{
-    nlohmann::json out = {{"meminfo", nlohmann::json::object()},
-                          {"vmstat", nlohmann::json::object()},
-                          {"errors", nlohmann::json::array()}};
-    auto root = Root::open(rootDir);
-    if (!root) {
-        out["errors"].push_back(root.error().describe());
-        return out;
-    }
-    static const std::vector<std::string> meminfoNames = {"MemTotal", "MemAvailable", "Cached",
-                                                          "Buffers",  "Shmem",        "Mapped",
-                                                          "Dirty",    "Writeback",    "AnonPages"};
-    if (auto m = root->readFile("proc/meminfo").and_then(parseMeminfo))
-        pick(out["meminfo"], *m, meminfoNames);
-    else
-        out["errors"].push_back(m.error().describe());
-    if (auto v = root->readFile("proc/vmstat").and_then(parseVmstat))
-        pick(out["vmstat"], *v, vmstatFaultCounters());
-    else
-        out["errors"].push_back(v.error().describe());
-    return out;
 }
 
 } // namespace daxprobe

@@ -1,4 +1,4 @@
-#include "agent/exercise_runner.h"
+#include "agent/exercise/exercise_runner.h"
 
 #include <cerrno>
 #include <csignal>
@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/monotonic.h"
 #include "base/safe_files.h"
 #include "base/unique_fd.h"
 #include "base/unique_mapping.h"
@@ -29,13 +30,6 @@ namespace
 {
 
 constexpr std::size_t kChunk = 1 << 20;
-
-double now()
-{
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
 
 volatile std::sig_atomic_t gStopSignal = 0;
 
@@ -206,11 +200,11 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
         FaultCounters::open(root, PerfTarget{}, options.noPerf ? "perf not used (--no-perf)" : "");
     rusage ruBefore{}, ruAfter{};
     ::getrusage(RUSAGE_SELF, &ruBefore);
-    double start = now();
+    double start = monotonicSeconds();
     counters.enable();
     auto done = touch();
     counters.disable();
-    p.seconds = now() - start;
+    p.seconds = monotonicSeconds() - start;
     ::getrusage(RUSAGE_SELF, &ruAfter);
     p.cachedKbAfter = cachedKb(root);
     p.vmstatDelta = vmstatDelta(vmBefore, vmstatNow(root), {"pgfault", "pgmajfault"});

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;
@@ -29,6 +29,7 @@ int main(int argc, char **argv)
     for (const auto &dir : dirs) {
         CheckOptions options;
         options.replayDir = dir.string();
+        options.json = true;
         CheckOutcome out = runCheck(options);
         std::ofstream(dir / "expected.json") << out.report.dump(2) << "\n";
         std::printf("rewrote %s (exit code %d)\n", (dir / "expected.json").c_str(), out.exitCode);

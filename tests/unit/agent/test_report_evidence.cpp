@@ -3,8 +3,8 @@
 // evidence line (issue 20).
 #include <catch2/catch.hpp>
 
-#include "agent/report_json.h"
-#include "agent/report_text.h"
+#include "agent/check/report_json.h"
+#include "agent/check/report_text.h"
 #include "probes/verdict.h"
 
 using namespace daxprobe;
@@ -45,7 +45,7 @@ struct Shown {
 Shown show(const MountLiveFacts &live)
 {
     Facts f = daxMount(live);
-    json j = reportToJson(f, evaluate(f));
+    json j = reportToJson(evaluate(f));
     Shown s{j["mounts"].at(0), ""};
     for (const auto &e : s.mount["verdict"]["evidence"])
         s.lines += e["check"].get<std::string>() + ": " + e["result"].get<std::string>() + "\n";
@@ -143,7 +143,7 @@ TEST_CASE("perf and tracepoints: each state in the report and its text", "[evide
         Facts f = daxMount({});
         f.faults = faults;
         Report r = evaluate(f);
-        return std::make_pair(reportToJson(f, r)["faults"], reportToText(f, r, TextStyle::Plain));
+        return std::make_pair(reportToJson(r)["faults"], reportToText(r, TextStyle::Plain));
     };
     FaultFacts faults;
     auto [notRun, notRunText] = shown(faults);
@@ -176,7 +176,7 @@ TEST_CASE("kernel log and nd topology: each state in the report and its text", "
 {
     auto shown = [](const Facts &f) {
         Report r = evaluate(f);
-        return std::make_pair(reportToJson(f, r), reportToText(f, r, TextStyle::Plain));
+        return std::make_pair(reportToJson(r), reportToText(r, TextStyle::Plain));
     };
     Facts f = daxMount({});
     f.kmsg.fail("open dev/kmsg: EPERM");

@@ -1,7 +1,8 @@
-#include "agent/exercise_report.h"
+#include "agent/exercise/exercise_report.h"
 
 #include <fmt/format.h>
 
+#include "agent/fault_json.h"
 #include "agent/json_fields.h"
 #include "agent/text_fields.h"
 #include "protocol/verdicts.h"
@@ -53,16 +54,7 @@ json exerciseJson(const ExerciseRun &run)
              {"cached_kb_delta", opt(cachedDelta(p))},
              {"page_cache_before", residency(run, p.before)},
              {"page_cache_after", residency(run, p.after)},
-             {"faults",
-              {{"source", f.source},
-               {"minor", f.minor},
-               {"major", f.major},
-               {"perf_error", f.source == "perf" ? json(nullptr) : errorOrNull(p.counts.perfError)},
-               {"perf_note", f.source == "perf" ? errorOrNull(p.counts.perfNote) : json(nullptr)},
-               {"dax_pmd", opt(p.counts.pmdFaults)},
-               {"dax_pmd_fallback", opt(p.counts.pmdFallbacks)},
-               {"dax_pte", opt(p.counts.pteFaults)},
-               {"tracepoint_error", errorOrNull(p.counts.tracepointError)}}},
+             {"faults", faultsJson(f, p.counts)},
              {"vmstat_delta", vm},
              {"footprint", {{"code", p.footprint.code}, {"summary", p.footprint.summary}}},
              {"error", errorOrNull(p.error)}});

@@ -1,11 +1,11 @@
-#include "agent/capture.h"
+#include "agent/check/capture.h"
 
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/report_json.h"
+#include "agent/json_text.h"
 
 namespace daxprobe
 {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/command_profile.h"
+#include "agent/profile/command_profile.h"
 
 namespace daxprobe
 {
