@@ -37,10 +37,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import guest_kernel  # noqa: E402
-import verified_cache  # noqa: E402
-from verified_cache import Invalid  # noqa: E402
+from harness import guest_kernel, verified_cache
+from harness.verified_cache import Invalid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATCH_DIR = os.path.join(HERE, "nfit-test")
