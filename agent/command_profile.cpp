@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/unique_fd.h"
-#include "probes/dax_evidence.h"
+#include "probes/readers/dax_evidence.h"
 
 namespace daxprobe
 {

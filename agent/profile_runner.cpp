@@ -4,8 +4,8 @@
 
 #include "agent/json_fields.h"
 #include "agent/text_fields.h"
-#include "probes/fault_profile.h"
-#include "probes/profile_verdict.h"
+#include "probes/judges/profile_verdict.h"
+#include "probes/readers/fault_profile.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe

@@ -2,8 +2,9 @@
 
 #include "agent/json_fields.h"
 #include "base/text_escape.h"
-#include "probes/mountinfo.h"
-#include "probes/virtio_pmem.h"
+#include "probes/capture/topology_json.h"
+#include "probes/judges/virtio_pmem.h"
+#include "probes/readers/mountinfo.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"

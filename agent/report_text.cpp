@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/text_escape.h"
-#include "probes/virtio_pmem.h"
+#include "probes/judges/virtio_pmem.h"
 
 namespace daxprobe
 {

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "probes/facts.h"
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
+#include "probes/readers/facts.h"
 
 namespace daxprobe
 {

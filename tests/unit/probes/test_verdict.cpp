@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 
 using namespace daxprobe;
 
