@@ -1,8 +1,8 @@
 #include "agent/report_json.h"
 
 #include "agent/json_fields.h"
+#include "agent/report_topology.h"
 #include "base/text_escape.h"
-#include "probes/capture/topology_json.h"
 #include "probes/judges/virtio_pmem.h"
 #include "probes/readers/mountinfo.h"
 
@@ -138,10 +138,13 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
     j["nfit"] = nfitJson(facts.nfit);
     j["ndctl"] = {{"available", facts.topology.observed()},
                   {"error", failureOrNull(facts.topology)}};
-    j["buses"] = facts.topology.buses;
+    json buses = json::array();
+    for (const auto &b : facts.topology.buses)
+        buses.push_back(busReportJson(b));
+    j["buses"] = buses;
     json regions = json::array();
     for (const auto &r : facts.topology.regions) {
-        json rj = r;
+        json rj = regionReportJson(r);
         rj["virtio_pmem"] = isVirtioPmem(facts.topology, r);
         regions.push_back(std::move(rj));
     }
@@ -149,12 +152,15 @@ nlohmann::json reportToJson(const Facts &facts, const Report &report)
 
     json nss = json::array();
     for (const auto &nr : report.namespaces) {
-        json n = *nr.ns;
+        json n = namespaceReportJson(*nr.ns);
         n["verdict"] = verdictJson(nr.verdict);
         nss.push_back(std::move(n));
     }
     j["namespaces"] = nss;
-    j["dax_devices"] = facts.topology.daxDevices;
+    json daxDevices = json::array();
+    for (const auto &d : facts.topology.daxDevices)
+        daxDevices.push_back(daxDeviceReportJson(d));
+    j["dax_devices"] = daxDevices;
 
     json mounts = json::array();
     for (const auto &mr : report.mounts)
