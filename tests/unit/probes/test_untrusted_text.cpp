@@ -18,8 +18,10 @@
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/facts.h"
 #include "probes/readers/text_util.h"
+#include "tests/unit/probes/judge_mount.h"
 
 using namespace daxprobe;
+using daxprobe::test::judgeMount;
 namespace fs = std::filesystem;
 
 namespace
