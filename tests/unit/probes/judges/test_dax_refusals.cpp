@@ -8,6 +8,8 @@
 #include "probes/judges/dax_refusals.h"
 #include "probes/judges/verdict.h"
 
+#include "tests/unit/probes/pmem_facts.h"
+
 using namespace daxprobe;
 
 namespace
@@ -30,30 +32,9 @@ std::vector<KmsgRecord> records(const std::vector<std::string> &lines)
 Facts fsdaxFacts(const std::string &fstype, const std::string &superOptions,
                  const std::vector<std::string> &lines)
 {
-    Facts f;
-    f.nfit.present = true;
-    f.topology.observe();
-    f.topology.regions.push_back(
-        {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
-    NdNamespace ns;
-    ns.dev = "namespace0.0";
-    ns.region = "region0";
-    ns.mode = "fsdax";
-    ns.map = "dev";
-    ns.size = 526385152;
-    ns.align = 2 << 20;
-    ns.blockdev = "pmem0";
-    f.topology.namespaces.push_back(ns);
-    f.blockdevs.push_back({"pmem0", 259, 0, true});
-    MountEntry m;
-    m.mountId = 30;
-    m.major = 259;
-    m.mountPoint = "/mnt/pmem";
-    m.source = "/dev/pmem0";
-    m.fstype = fstype;
-    m.mountOptions = "rw,relatime";
-    m.superOptions = superOptions;
-    f.mounts.push_back(m);
+    Facts f = test::pmemFacts(fstype, superOptions);
+    f.topology.buses.clear();
+    f.topology.namespaces[0].map = "dev";
     MountLiveFacts live;
     live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";

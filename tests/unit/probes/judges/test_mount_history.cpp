@@ -8,6 +8,8 @@
 #include "probes/judges/verdict.h"
 #include "probes/readers/mount_lines.h"
 
+#include "tests/unit/probes/pmem_facts.h"
+
 using namespace daxprobe;
 
 namespace
@@ -29,29 +31,10 @@ std::vector<KmsgRecord> records(const std::vector<std::string> &lines)
 Facts pmemFacts(const std::string &mode, bool queueDax, const std::string &fstype,
                 const std::string &superOptions, bool statxDax)
 {
-    Facts f;
-    f.nfit.present = true;
-    f.topology.observe();
-    f.topology.buses.push_back({"ndbus0", "ACPI.NFIT"});
-    f.topology.regions.push_back(
-        {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
-    NdNamespace ns;
-    ns.dev = "namespace0.0";
-    ns.region = "region0";
-    ns.mode = mode;
-    ns.size = 526385152;
-    ns.blockdev = "pmem0";
-    f.topology.namespaces.push_back(ns);
-    f.blockdevs.push_back({"pmem0", 259, 0, queueDax});
-    MountEntry m;
-    m.mountId = 30;
-    m.major = 259;
-    m.mountPoint = "/mnt/pmem";
-    m.source = "/dev/pmem0";
-    m.fstype = fstype;
-    m.mountOptions = "rw,relatime";
-    m.superOptions = superOptions;
-    f.mounts.push_back(m);
+    Facts f = test::pmemFacts(fstype, superOptions);
+    f.topology.namespaces[0].mode = mode;
+    f.topology.namespaces[0].align = 0;
+    f.blockdevs[0].queueDax = queueDax;
     MountLiveFacts live;
     live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";

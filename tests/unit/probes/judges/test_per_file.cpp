@@ -5,6 +5,8 @@
 
 #include "probes/judges/verdict.h"
 
+#include "tests/unit/probes/pmem_facts.h"
+
 using namespace daxprobe;
 
 namespace
@@ -12,35 +14,12 @@ namespace
 
 Facts inodeFacts(const std::string &fstype, const std::string &superOptions, bool newFilesDax)
 {
-    Facts f;
-    f.nfit.present = true;
-    f.topology.observe();
-    f.topology.buses.push_back({"ndbus0", "ACPI.NFIT"});
-    f.topology.regions.push_back(
-        {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
-    NdNamespace ns;
-    ns.dev = "namespace0.0";
-    ns.region = "region0";
-    ns.mode = "fsdax";
-    ns.size = 526385152;
-    ns.align = 2 << 20;
-    ns.blockdev = "pmem0";
-    f.topology.namespaces.push_back(ns);
-    f.blockdevs.push_back({"pmem0", 259, 0, true});
+    Facts f = test::pmemFacts(fstype, superOptions);
     MountEntry root;
     root.mountId = 1;
     root.mountPoint = "/";
     root.fstype = "rootfs";
-    f.mounts.push_back(root);
-    MountEntry m;
-    m.mountId = 30;
-    m.major = 259;
-    m.mountPoint = "/mnt/pmem";
-    m.source = "/dev/pmem0";
-    m.fstype = fstype;
-    m.mountOptions = "rw,relatime";
-    m.superOptions = superOptions;
-    f.mounts.push_back(m);
+    f.mounts.insert(f.mounts.begin(), root);
     MountLiveFacts live;
     live.statx.observe();
     live.statx.file = "/mnt/pmem/(O_TMPFILE)";
