@@ -49,6 +49,27 @@ std::string acpiAsciiField(std::string_view s)
     return out;
 }
 
+// One SPA range sub-table (type 0) at `off`, `len` bytes long.
+void readSpaRange(std::string_view bytes, std::size_t off, std::uint16_t len, NfitInfo &info)
+{
+    if (len < kSpaSize) {
+        info.problems.push_back(fmt::format("SPA range at offset {} is {} bytes", off, len));
+        return;
+    }
+    NfitSpaRange r;
+    r.index = load<std::uint16_t>(bytes, off + 4);
+    auto *guid = reinterpret_cast<const unsigned char *>(bytes.data() + off + 16);
+    if (std::memcmp(guid, kPmemGuid.data(), 16) == 0)
+        r.type = "pmem";
+    else if (std::memcmp(guid, kVolatileGuid.data(), 16) == 0)
+        r.type = "volatile";
+    else
+        r.type = guidText(guid);
+    r.base = load<std::uint64_t>(bytes, off + 32);
+    r.length = load<std::uint64_t>(bytes, off + 40);
+    info.spaRanges.push_back(std::move(r));
+}
+
 } // namespace
 
 unsigned NfitInfo::pmemRangeCount() const
@@ -100,26 +121,9 @@ NfitInfo parseNfit(std::string_view bytes)
             break;
         }
         switch (type) {
-        case 0: {
-            if (len < kSpaSize) {
-                info.problems.push_back(
-                    fmt::format("SPA range at offset {} is {} bytes", off, len));
-                break;
-            }
-            NfitSpaRange r;
-            r.index = load<std::uint16_t>(bytes, off + 4);
-            auto *guid = reinterpret_cast<const unsigned char *>(bytes.data() + off + 16);
-            if (std::memcmp(guid, kPmemGuid.data(), 16) == 0)
-                r.type = "pmem";
-            else if (std::memcmp(guid, kVolatileGuid.data(), 16) == 0)
-                r.type = "volatile";
-            else
-                r.type = guidText(guid);
-            r.base = load<std::uint64_t>(bytes, off + 32);
-            r.length = load<std::uint64_t>(bytes, off + 40);
-            info.spaRanges.push_back(std::move(r));
+        case 0:
+            readSpaRange(bytes, off, len, info);
             break;
-        }
         case 1:
             ++info.memdevCount;
             break;
