@@ -8,8 +8,8 @@
 #include <array>
 
 #include "base/root.h"
-#include "probes/dax_evidence.h"
-#include "probes/residency.h"
+#include "probes/readers/dax_evidence.h"
+#include "probes/readers/residency.h"
 
 namespace daxprobe::collector
 {

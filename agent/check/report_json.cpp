@@ -1,7 +1,8 @@
 #include "agent/check/report_json.h"
 
 #include "agent/json_fields.h"
-#include "probes/mountinfo.h"
+#include "probes/capture/topology_json.h"
+#include "probes/readers/mountinfo.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"

@@ -20,12 +20,12 @@
 #include <string_view>
 
 #include "base/text_escape.h"
-#include "probes/kmsg.h"
-#include "probes/meminfo.h"
-#include "probes/mountinfo.h"
-#include "probes/nfit.h"
-#include "probes/text_util.h"
-#include "probes/vmstat.h"
+#include "probes/readers/kmsg.h"
+#include "probes/readers/meminfo.h"
+#include "probes/readers/mountinfo.h"
+#include "probes/readers/nfit.h"
+#include "probes/readers/text_util.h"
+#include "probes/readers/vmstat.h"
 
 namespace daxprobe
 {

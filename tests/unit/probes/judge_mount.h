@@ -1,6 +1,6 @@
 #pragma once
 
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 
 namespace daxprobe::test
 {

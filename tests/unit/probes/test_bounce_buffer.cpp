@@ -2,9 +2,9 @@
 // (Debian 6.1 under QEMU 7.2, -m 512M,slots=2,maxmem=4G with an NVDIMM).
 #include <catch2/catch.hpp>
 
-#include "probes/bounce_buffer.h"
-#include "probes/kmsg.h"
-#include "probes/verdict.h"
+#include "probes/judges/bounce_buffer.h"
+#include "probes/judges/verdict.h"
+#include "probes/readers/kmsg.h"
 
 using namespace daxprobe;
 

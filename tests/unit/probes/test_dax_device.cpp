@@ -4,8 +4,8 @@
 // guests do not reach (no driver, blocks offline, not movable).
 #include <catch2/catch.hpp>
 
-#include "probes/dax_device.h"
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
+#include "probes/readers/dax_device.h"
 #include "tests/unit/probes/temp_tree.h"
 
 using namespace daxprobe;

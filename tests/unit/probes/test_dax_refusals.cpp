@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "probes/dax_refusals.h"
-#include "probes/verdict.h"
+#include "probes/judges/dax_refusals.h"
+#include "probes/judges/verdict.h"
 
 using namespace daxprobe;
 

@@ -1,12 +1,13 @@
-// Each evidence state to the capture's fields and back (probes/facts.cpp),
+// Each evidence state to the capture's fields and back (probes/capture/live_facts.cpp),
 // and captures from real guests read into the same states (issue 20).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 
-#include "probes/dax_evidence.h"
-#include "probes/facts.h"
+#include "probes/capture/live_facts.h"
+#include "probes/readers/dax_evidence.h"
+#include "probes/readers/facts.h"
 
 using namespace daxprobe;
 using json = nlohmann::json;

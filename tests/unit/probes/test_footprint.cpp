@@ -3,7 +3,7 @@
 #include <csignal>
 #include <sys/wait.h>
 
-#include "probes/footprint.h"
+#include "probes/judges/footprint.h"
 
 using namespace daxprobe;
 

@@ -13,9 +13,9 @@
 
 #include "base/beneath.h"
 #include "base/root.h"
-#include "probes/facts.h"
-#include "probes/root_facts.h"
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
+#include "probes/readers/facts.h"
+#include "probes/readers/root_facts.h"
 #include "tests/unit/probes/isolated.h"
 
 using namespace daxprobe;

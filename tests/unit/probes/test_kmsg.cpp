@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "probes/kmsg.h"
+#include "probes/readers/kmsg.h"
 
 using namespace daxprobe;
 

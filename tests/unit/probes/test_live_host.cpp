@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "base/root.h"
-#include "probes/dax_evidence.h"
-#include "probes/kmsg.h"
-#include "probes/residency.h"
+#include "probes/readers/dax_evidence.h"
+#include "probes/readers/kmsg.h"
+#include "probes/readers/residency.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "probes/meminfo.h"
-#include "probes/vmstat.h"
+#include "probes/readers/meminfo.h"
+#include "probes/readers/vmstat.h"
 
 using namespace daxprobe;
 

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 
 using namespace daxprobe;
 

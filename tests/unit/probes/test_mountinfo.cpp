@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "probes/mountinfo.h"
+#include "probes/readers/mountinfo.h"
 
 using namespace daxprobe;
 

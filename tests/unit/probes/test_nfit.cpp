@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "probes/nfit.h"
+#include "probes/readers/nfit.h"
 
 using namespace daxprobe;
 

@@ -3,7 +3,7 @@
 // summarised as going through the page cache.
 #include <catch2/catch.hpp>
 
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 
 using namespace daxprobe;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "probes/profile_verdict.h"
+#include "probes/judges/profile_verdict.h"
 
 using namespace daxprobe;
 

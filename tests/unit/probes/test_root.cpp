@@ -6,8 +6,8 @@
 #include <map>
 
 #include "base/root.h"
-#include "probes/blockdev.h"
-#include "probes/fault_sources.h"
+#include "probes/readers/blockdev.h"
+#include "probes/readers/fault_sources.h"
 #include "tests/unit/probes/temp_tree.h"
 
 using namespace daxprobe;

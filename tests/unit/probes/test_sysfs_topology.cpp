@@ -8,7 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "probes/sysfs_topology.h"
+#include "probes/capture/topology_json.h"
+#include "probes/readers/sysfs_topology.h"
 #include "tests/unit/probes/temp_tree.h"
 
 using namespace daxprobe;

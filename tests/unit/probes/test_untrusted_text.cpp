@@ -12,11 +12,12 @@
 #include <fmt/format.h>
 
 #include "base/text_escape.h"
-#include "probes/dax_evidence.h"
-#include "probes/facts.h"
-#include "probes/live_json.h"
-#include "probes/text_util.h"
-#include "probes/verdict.h"
+#include "probes/capture/live_facts.h"
+#include "probes/capture/live_json.h"
+#include "probes/judges/verdict.h"
+#include "probes/readers/dax_evidence.h"
+#include "probes/readers/facts.h"
+#include "probes/readers/text_util.h"
 #include "tests/unit/probes/judge_mount.h"
 
 using namespace daxprobe;

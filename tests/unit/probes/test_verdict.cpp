@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 #include "tests/unit/probes/judge_mount.h"
 
 using namespace daxprobe;

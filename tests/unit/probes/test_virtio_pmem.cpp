@@ -2,8 +2,8 @@
 // refusal is expected there and the report says what applications must do.
 #include <catch2/catch.hpp>
 
-#include "probes/verdict.h"
-#include "probes/virtio_pmem.h"
+#include "probes/judges/verdict.h"
+#include "probes/judges/virtio_pmem.h"
 
 using namespace daxprobe;
 
