@@ -330,15 +330,24 @@ Verdict judgeMount(const MountReport &mr)
 namespace
 {
 
+// Whether the namespace is on a virtio-pmem region, as its region's report says.
+bool onVirtioPmem(const Report &report, const NdNamespace &ns)
+{
+    for (const auto &r : report.regions)
+        if (r.region->dev == ns.region)
+            return r.virtioPmem;
+    return false;
+}
+
 // The mount's facts gathered, and what is decided about it once.
-MountReport describeMount(const Facts &facts, const MountEntry &m)
+MountReport describeMount(const Facts &facts, const Report &report, const MountEntry &m)
 {
     MountReport mr;
     mr.mount = &m;
     mr.daxOption = daxOption(m);
     mr.blockdev = facts.blockdevByNumber(m.major, m.minor);
     mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->name) : nullptr;
-    mr.virtioPmem = mr.ns && isVirtioPmem(facts.topology, *mr.ns);
+    mr.virtioPmem = mr.ns && onVirtioPmem(report, *mr.ns);
     if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
         mr.live = &it->second;
     std::string dev = mr.blockdev ? mr.blockdev->name : std::string();
@@ -374,8 +383,10 @@ void systemWarnings(const Facts &facts, Report &report)
     if (facts.nfit.present && !facts.nfit.valid())
         for (const auto &p : facts.nfit.problems)
             report.warnings.push_back("NFIT: " + p);
-    for (auto &note : virtioPmemNotes(facts.topology, facts.nfit.present))
-        report.warnings.push_back(std::move(note));
+    for (const auto &r : report.regions)
+        if (r.virtioPmem)
+            report.warnings.push_back(
+                virtioPmemNote(facts.topology, *r.region, facts.nfit.present));
     for (const auto &r : facts.topology.regions)
         if (r.badblockCount > 0)
             report.warnings.push_back(fmt::format("{}: {} bad blocks", r.dev, r.badblockCount));
@@ -455,7 +466,7 @@ Report evaluate(const Facts &facts)
     for (const auto &m : facts.mounts) {
         if (!isDaxCandidate(facts, m))
             continue;
-        MountReport mr = describeMount(facts, m);
+        MountReport mr = describeMount(facts, report, m);
         mr.verdict = judgeMount(mr);
         report.mounts.push_back(std::move(mr));
     }
