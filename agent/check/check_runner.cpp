@@ -11,9 +11,7 @@
 #include "probes/capture/live_json.h"
 #include "probes/judges/verdict.h"
 #include "probes/readers/gather.h"
-#include "probes/readers/meminfo.h"
 #include "probes/readers/root_facts.h"
-#include "probes/readers/vmstat.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "base/page_residency.h"
 #include "base/root.h"
 #include "probes/judges/footprint.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fault_counters.h"
-#include "probes/readers/residency.h"
 
 namespace daxprobe
 {

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "base/page_residency.h"
 #include "base/root.h"
 #include "probes/judges/footprint.h"
 #include "probes/readers/fault_counters.h"
 #include "probes/readers/meminfo.h"
-#include "probes/readers/residency.h"
 #include "probes/readers/vmstat.h"
 
 namespace daxprobe

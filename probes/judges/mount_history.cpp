@@ -1,9 +1,8 @@
 #include "probes/judges/mount_history.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "probes/judges/dax_refusals.h"
+#include "probes/readers/mount_lines.h"
+#include "probes/readers/text_util.h"
 
 namespace daxprobe
 {
@@ -14,15 +13,6 @@ namespace
 bool has(std::string_view s, std::string_view needle)
 {
     return s.find(needle) != std::string_view::npos;
-}
-
-bool hasNoCase(std::string_view s, std::string_view needle)
-{
-    auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(), [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) ==
-               std::tolower(static_cast<unsigned char>(b));
-    });
-    return it != s.end();
 }
 
 enum class AttemptResult { Pending, Mounted, Failed };
@@ -45,23 +35,17 @@ MountEvent classifyMountLine(std::string_view m)
                                                          : MountEvent::DaxRefused;
     if (has(m, "DAX unsupported by block device"))
         return MountEvent::DaxRefused;
-    if (has(m, "mounted filesystem") || has(m, "re-mounted") || has(m, "Ending clean mount") ||
-        has(m, "Ending recovery"))
+    switch (mountLifecycleOf(m)) {
+    case MountLifecycle::Mounted:
         return MountEvent::Mounted;
-    if (hasNoCase(m, "unmounting filesystem"))
+    case MountLifecycle::Unmounted:
         return MountEvent::Unmounted;
-    if (has(m, "log mount failed") || has(m, "SB validate failed") ||
-        has(m, "VFS: Can't find ext4 filesystem"))
+    case MountLifecycle::Failed:
         return MountEvent::Failed;
+    case MountLifecycle::None:
+        break;
+    }
     return MountEvent::None;
-}
-
-bool isMountLifecycle(std::string_view message)
-{
-    if (!(message.rfind("EXT4-fs (", 0) == 0 || message.rfind("XFS (", 0) == 0))
-        return false;
-    MountEvent e = classifyMountLine(message);
-    return e != MountEvent::None;
 }
 
 DeviceKmsg attributeKmsg(const std::vector<KmsgRecord> &records, const std::string &device)
@@ -116,7 +100,8 @@ DeviceKmsg attributeKmsg(const std::vector<KmsgRecord> &records, const std::stri
                                                                  : "unfinished";
         for (const auto &l : a.lines) {
             MountEvent e = classifyMountLine(l);
-            if (e == MountEvent::DaxRefused || e == MountEvent::DaxTurnedOff || hasNoCase(l, "dax"))
+            if (e == MountEvent::DaxRefused || e == MountEvent::DaxTurnedOff ||
+                containsNoCase(l, "dax"))
                 out.history.push_back({l, what});
         }
     }

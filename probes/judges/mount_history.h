@@ -16,15 +16,11 @@ enum class MountEvent {
     None,
     DaxRefused,   // ext4 "DAX unsupported by block device." (dax_refusals.h): that mount failed
     DaxTurnedOff, // XFS "... Turning off DAX.": the mount went on without DAX
-    Failed,       // another line that ends an attempt in failure
-    Mounted,      // ext4 "mounted filesystem", "re-mounted"; XFS "Ending clean mount"
-    Unmounted,    // XFS "Unmounting Filesystem", ext4 (6.x) "unmounting filesystem"
+    Failed,       // the lifecycle lines of readers/mount_lines.h
+    Mounted,
+    Unmounted,
 };
 MountEvent classifyMountLine(std::string_view message);
-
-// Lines that mark a mount's start or end are kept from the log whatever the
-// device is called, so attempts can be told apart (kmsg.cpp).
-bool isMountLifecycle(std::string_view message);
 
 struct HistoryLine {
     std::string message;

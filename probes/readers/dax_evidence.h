@@ -3,14 +3,11 @@
 #include <cstdint>
 #include <string>
 
-#include "probes/readers/evidence_state.h"
+#include "base/evidence_state.h"
+#include "base/statx_dax.h"
 
 namespace daxprobe
 {
-
-// STATX_ATTR_DAX is 0x00200000 since Linux 5.10; older uapi headers said
-// 0x2000, so define it ourselves.
-constexpr unsigned long long kStatxAttrDax = 0x00200000ULL;
 
 // Observed: the payload below is the answer. Failed: statx itself failed.
 // Skipped: no file to examine.

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "base/page_residency.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fault_sources.h"
 #include "probes/readers/kmsg.h"
 #include "probes/readers/meminfo.h"
 #include "probes/readers/mountinfo.h"
 #include "probes/readers/nfit.h"
-#include "probes/readers/residency.h"
 #include "probes/readers/topology.h"
 
 namespace daxprobe

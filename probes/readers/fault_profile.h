@@ -4,10 +4,10 @@
 #include <optional>
 #include <string>
 
+#include "base/page_residency.h"
 #include "base/result.h"
 #include "base/root.h"
 #include "probes/readers/fault_counters.h"
-#include "probes/readers/residency.h"
 
 namespace daxprobe
 {

@@ -6,10 +6,10 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "base/evidence_state.h"
 #include "base/result.h"
 #include "base/root.h"
 #include "base/unique_fd.h"
-#include "probes/readers/evidence_state.h"
 #include "probes/readers/vmstat.h"
 
 namespace daxprobe

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "probes/judges/mount_history.h"
+#include "probes/readers/mount_lines.h"
 #include "probes/readers/text_util.h"
 
 namespace daxprobe
@@ -155,8 +155,8 @@ namespace
 void keepRecord(KmsgFacts &facts, KmsgRecord &&r, std::size_t maxRecords)
 {
     // Mount start/end lines of any device too: they tell which mount attempt
-    // a DAX line belongs to (mount_history.h).
-    noteBootMemory(facts.bootMemory, r);
+    // a DAX line belongs to (judges/mount_history.h).
+    noteBootMemory(facts.bootMemory, r.message);
     if (!(isDaxRelevant(r) || isMountLifecycle(r.message)))
         return;
     if (facts.records.size() >= maxRecords)

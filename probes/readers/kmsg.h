@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/evidence_state.h"
 #include "base/root.h"
-#include "probes/judges/bounce_buffer.h"
-#include "probes/readers/evidence_state.h"
+#include "probes/readers/boot_memory.h"
 
 namespace daxprobe
 {

@@ -1,9 +1,20 @@
 #include "probes/readers/text_util.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace daxprobe
 {
+
+bool containsNoCase(std::string_view s, std::string_view needle)
+{
+    auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) ==
+               std::tolower(static_cast<unsigned char>(b));
+    });
+    return it != s.end();
+}
 
 std::vector<std::string_view> splitLines(std::string_view text)
 {

@@ -15,6 +15,8 @@ std::vector<std::string_view> splitFields(std::string_view line, char sep = ' ')
 std::string_view trim(std::string_view s);
 std::optional<std::uint64_t> parseU64(std::string_view s);
 std::optional<std::int64_t> parseI64(std::string_view s);
+// ASCII case-insensitive substring test (kernel lines vary in case).
+bool containsNoCase(std::string_view s, std::string_view needle);
 
 // One shell word that a POSIX shell reads back as exactly `s` (Python's
 // shlex.quote): unchanged when only safe characters, else single-quoted with

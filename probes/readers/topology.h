@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/readers/evidence_state.h"
+#include "base/evidence_state.h"
 
 namespace daxprobe
 {

@@ -1,4 +1,4 @@
-#include "probes/readers/residency.h"
+#include "base/page_residency.h"
 
 #include "base/root.h"
 

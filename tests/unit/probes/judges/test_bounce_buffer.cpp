@@ -17,7 +17,7 @@ BounceBufferFacts factsOf(std::initializer_list<const char *> lines)
     for (const char *line : lines) {
         KmsgRecord r;
         REQUIRE(parseKmsgRecord(line, r));
-        noteBootMemory(f, r);
+        noteBootMemory(f, r.message);
     }
     return f;
 }

@@ -15,10 +15,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/page_residency.h"
 #include "base/root.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/kmsg.h"
-#include "probes/readers/residency.h"
 
 using namespace daxprobe;
 namespace fs = std::filesystem;

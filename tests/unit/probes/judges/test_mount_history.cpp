@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "probes/judges/verdict.h"
+#include "probes/readers/mount_lines.h"
 
 using namespace daxprobe;
 

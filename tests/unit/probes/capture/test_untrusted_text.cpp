@@ -18,7 +18,7 @@
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/facts.h"
 #include "probes/readers/text_util.h"
-#include "tests/unit/probes/judge_mount.h"
+#include "tests/unit/probes/judges/judge_mount.h"
 
 using namespace daxprobe;
 using daxprobe::test::judgeMount;

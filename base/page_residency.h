@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "probes/readers/evidence_state.h"
+#include "base/evidence_state.h"
 
 namespace daxprobe
 {

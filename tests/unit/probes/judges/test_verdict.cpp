@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "probes/judges/verdict.h"
-#include "tests/unit/probes/judge_mount.h"
+#include "tests/unit/probes/judges/judge_mount.h"
 
 using namespace daxprobe;
 using daxprobe::test::judgeMount;
