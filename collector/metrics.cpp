@@ -93,17 +93,17 @@ void MetricsRegistry::setHttpConnections(std::size_t active, std::size_t limit)
     httpLimit_ = limit;
 }
 
-void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportCodes &codes,
+void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportSummary &report,
                                   std::int64_t now)
 {
-    m.verdict = codes.verdict;
+    m.verdict = report.code;
     m.lastReportAt = now;
     m.mounts.clear();
-    for (const std::string &code : codes.mounts) {
+    for (const auto &mount : report.mounts) {
         // Only the documented codes: a guest must not mint label values at will.
         for (const char *known : protocol::kMountCodes)
-            if (code == known)
-                ++m.mounts[code];
+            if (mount.code == known)
+                ++m.mounts[mount.code];
     }
 }
 

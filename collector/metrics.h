@@ -56,7 +56,7 @@ class MetricsRegistry
     std::string render() const;
 
     // The report's verdict and its mount verdicts (counted) into m.
-    static void applyReport(VmMetrics &m, const protocol::ReportCodes &codes, std::int64_t now);
+    static void applyReport(VmMetrics &m, const protocol::ReportSummary &report, std::int64_t now);
 
   private:
     mutable std::mutex mu_;
