@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The agent over a real virtio-serial port, against an echo and qemu-ga.
 
-  bench/agent_bench.py [BUILDDIR] [--rounds 3] [--pings 300] [--checks 30] [--out DIR]
-  bench/agent_bench.py --from DIR/result.json      # re-print a stored run
-  bench/agent_bench.py --local [--no-qga]          # no VM: unix sockets, native times
+  PYTHONPATH=tests/vm bench/agent_bench.py [BUILDDIR] [--rounds 3] [--pings 300] [--checks 30] [--out DIR]
+  PYTHONPATH=tests/vm bench/agent_bench.py --from DIR/result.json      # re-print a stored run
+  PYTHONPATH=tests/vm bench/agent_bench.py --local [--no-qga]          # no VM: unix sockets, native times
 
 One guest of the VM test bed (tests/vm: Debian 12's 6.1 kernel under QEMU,
 an NVDIMM made fsdax, ext4 -o dax) with two ports: org.daxprobe.agent.0 and
@@ -30,17 +30,13 @@ import subprocess
 import sys
 import time
 
+import agent_bench_stats as stats
+import result_file
+from harness import guest_kernel, images, mkinitramfs
+from harness.guest import Guest, GuestError, Skip
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_ROOT = os.path.dirname(HERE)
-VM = os.path.join(SOURCE_ROOT, "tests", "vm")
-sys.path.insert(0, VM)
-sys.path.insert(0, HERE)
-
-import agent_bench_stats as stats  # noqa: E402
-import guest_kernel  # noqa: E402
-import mkinitramfs  # noqa: E402
-import run_scenario  # noqa: E402
-from vmharness import Guest, GuestError, Skip  # noqa: E402
 
 QGA_PORT = "org.qemu.guest_agent.0"
 BLOCKS = 4  # ping blocks per agent phase, agent and qemu-ga alternating
@@ -71,7 +67,7 @@ def build_initramfs(info, deb, qga, echo, out):
     archive with qemu-ga and vport_echo (each with its ldd libraries) and the
     bench's guest snippet: the kernel unpacks concatenated archives in turn."""
     base = os.path.join(out, "initramfs-base.cpio")
-    mkinitramfs.build(info, deb, os.path.join(VM, "guest"), base)
+    mkinitramfs.build(info, deb, images.GUEST_DIR, base)
     extra = mkinitramfs.Image()
     mkinitramfs.add_dynamic(extra, "/usr/sbin/qemu-ga", qga)
     mkinitramfs.add_dynamic(extra, "/usr/bin/vport_echo", echo)
@@ -223,7 +219,7 @@ def agent_round(g, a, al, q, ql, args, seq, r):
 
 def run(args, builddir, out):
     vm_dir = os.path.join(builddir, "tests", "vm")
-    info, _ = run_scenario.guest_inputs(vm_dir)
+    info, _ = images.guest_inputs(vm_dir)
     echo = os.path.join(builddir, "bench", "vport_echo")
     if not os.path.exists(echo):
         raise Skip(f"{echo} not built (meson compile -C {builddir})")
@@ -316,6 +312,8 @@ def main():
     ap.add_argument("--local", action="store_true",
                     help="no VM: the agent and the echo on unix sockets on this machine")
     ap.add_argument("--no-qga", action="store_true", help="--local without qemu-ga")
+    ap.add_argument("--result", help="the result's name (default: agent-guest, agent-local)")
+    ap.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
     args = ap.parse_args()
     if args.from_json:
         log(stats.table(stats.load(args.from_json)))
@@ -345,8 +343,12 @@ def main():
         return 1
     note = ("native times" if args.local
             else "TCG: absolute times are inflated, read ratios")
-    log(f"\n{out}/result.json ({result['wall_seconds']} s, load {result['load_before'][0]:.1f}"
-        f" -> {result['load_after'][0]:.1f}; {note})")
+    conditions = (f"{result['wall_seconds']} s, load {result['load_before'][0]:.1f}"
+                  f" -> {result['load_after'][0]:.1f}; {note}")
+    log(f"\n{out}/result.json ({conditions})")
+    result_file.write(args.result or ("agent-local" if args.local else "agent-guest"),
+                      stats.headline(result["summary"]), conditions=conditions,
+                      results_dir=args.results_dir)
     return 0
 
 

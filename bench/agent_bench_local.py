@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import agent_bench_stats as stats
-from vmharness import GuestError, connect_when_listening
+from harness.guest import GuestError, connect_when_listening
 
 
 def connect(path, proc, timeout=30.0):

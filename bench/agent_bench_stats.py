@@ -9,6 +9,8 @@ import math
 import os
 import re
 
+import result_file
+
 
 def percentile(xs, p):
     s = sorted(xs)
@@ -162,6 +164,29 @@ def goals(s):
          fr.get("median", float("inf")) <= 50),
         (f"agent RSS <= 2 MiB: peak {hwm / 1024:.2f} MiB", hwm <= 2048),
     ]
+
+
+def headline(s):
+    """The run's figures for bench/results (result_file), each against its
+    floor in the same run: the echo on the same port, qemu-ga's fsinfo."""
+    med = {k: v.get("median") for k, v in s["series_us"].items()}
+    r = s["ratios"]
+
+    def rnd(x, d=2):
+        return None if x is None or math.isnan(x) else round(x, d)
+    figures = [result_file.figure(
+        "agent ping round trip", "µs", rnd(med["agent_ping"], 1),
+        "a plain echo on the same port", rnd(med["echo"], 1), rnd(r["agent_ping / echo"]),
+        "value / floor, medians", "<= 1.5")]
+    if med.get("qga_fsinfo") is not None:
+        figures.append(result_file.figure(
+            "agent check over the port", "µs", rnd(med["agent_check"], 1),
+            "qemu-ga guest-get-fsinfo", rnd(med["qga_fsinfo"], 1),
+            rnd(r["agent_check / qga_fsinfo"]), "value / floor, medians", "<= 1"))
+    figures.append(result_file.figure(
+        "first report after the agent's exec", "ms", rnd(s["first_report_ms"].get("median"), 1),
+        None, None, None, None, "<= 50"))
+    return figures
 
 
 def fmt_series(v):

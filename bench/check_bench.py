@@ -4,7 +4,7 @@ per-file residency against fincore and vmtouch (issue 10). A benchmark, not a
 test: it prints figures and asserts nothing.
 
   bench/check_bench.py native    [--runs 15]            # this host
-  bench/check_bench.py guest     [--runs 15]            # the test guest (TCG)
+  PYTHONPATH=tests/vm bench/check_bench.py guest     [--runs 15]            # the test guest (TCG)
   bench/check_bench.py residency [--runs 9] [--sizes 1G,16G] [--dir DIR]
 
 What is compared, per round (the commands interleaved, so a noisy neighbour
@@ -26,6 +26,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+import result_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
@@ -78,27 +80,37 @@ def faults(r):
     return r["minflt"] + r["majflt"]
 
 
-def summarize(rounds, counts, names):
-    """rounds: [{tag: rusage}]; counts: {tag: syscalls}. One row per figure."""
+PEERS = "the peers together (ndctl -BRN, daxctl, findmnt, fincore, cat meminfo vmstat)"
+PER_ROUND = "floor / value, median of the per-round ratios"
+
+
+def summarize(rounds, counts, names, what="check"):
+    """rounds: [{tag: rusage}]; counts: {tag: syscalls}. One row per figure,
+    and the headline figures (result_file) of `what`."""
     peer_names = [n for n in names if n != "check"]
-    rows = []
-    check_cpu = [r["check"]["cpu_us"] / 1000 for r in rounds]
-    peer_cpu = [sum(r[n]["cpu_us"] for n in peer_names) / 1000 for r in rounds]
-    check_pf = [faults(r["check"]) for r in rounds]
-    peer_pf = [sum(faults(r[n]) for n in peer_names) for r in rounds]
-    rows.append(("CPU ms (user+sys)", spread(check_cpu), spread(peer_cpu),
-                 spread([p / c for p, c in zip(peer_cpu, check_cpu) if c > 0])))
-    rows.append(("page faults", spread(check_pf), spread(peer_pf),
-                 spread([p / c for p, c in zip(peer_pf, check_pf) if c > 0])))
+    rows, figures = [], []
+    for label, unit, key in (("CPU ms (user+sys)", "ms CPU", lambda r: r["cpu_us"] / 1000),
+                             ("page faults", "page faults", faults)):
+        check = [key(r["check"]) for r in rounds]
+        peer = [sum(key(r[n]) for n in peer_names) for r in rounds]
+        ratios = [p / c for p, c in zip(peer, check) if c > 0]
+        rows.append((label, spread(check), spread(peer), spread(ratios)))
+        figures.append(result_file.figure(
+            f"{what}, {label}", unit, round(statistics.median(check), 2), PEERS,
+            round(statistics.median(peer), 2), round(statistics.median(ratios), 2), PER_ROUND,
+            ">= 20" if unit == "ms CPU" else None))
     if counts.get("check") and all(counts.get(n) for n in peer_names):
         total = sum(counts[n] for n in peer_names)
         rows.append(("syscalls (one strace -f -c run)", str(counts["check"]), str(total),
                      f"{total / counts['check']:.2f}"))
+        figures.append(result_file.figure(f"{what}, syscalls", "syscalls", counts["check"], PEERS,
+                                          total, round(total / counts["check"], 2),
+                                          "floor / value"))
     rows.append(("peak RSS MiB", spread([r["check"]["maxrss_kib"] / 1024 for r in rounds]),
                  "max " + spread([max(r[n]["maxrss_kib"] for n in peer_names) / 1024 for r in rounds]),
                  ""))
     per_peer = {n: spread([r[n]["cpu_us"] / 1000 for r in rounds]) for n in peer_names}
-    return rows, per_peer
+    return rows, per_peer, figures
 
 
 def print_table(title, rows, per_peer, n):
@@ -137,9 +149,15 @@ def cmd_native(args):
         commands = {"check": [daxprobe, "check", "--json", "--no-active", "--path", file]}
         commands.update(peers(file))
         rounds, counts, names = measure(rusage, commands, args.runs)
-    rows, per_peer = summarize(rounds, counts, names)
+    rows, per_peer, figures = summarize(rounds, counts, names)
     print_table(f"check vs peers, this host ({os.uname().release})", rows, per_peer, args.runs)
     print("syscalls per command: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    result_file.write(args.result or "check-native", figures, conditions=conditions(),
+                      results_dir=args.results_dir)
+
+
+def conditions():
+    return f"host kernel {os.uname().release}, load {os.getloadavg()[0]:.1f}"
 
 
 def size_bytes(s):
@@ -162,6 +180,7 @@ def cmd_residency(args):
         if not shutil.which(tool):
             sys.exit(f"{tool} not found (packaging/install-deps.sh installs it)")
     os.makedirs(args.dir, exist_ok=True)
+    figures = []
     for size in args.sizes.split(","):
         n = size_bytes(size)
         file = os.path.join(args.dir, f"residency-{size}")
@@ -193,21 +212,34 @@ def cmd_residency(args):
             print(f"| {label} | {spread(vals['check'])} | {spread(vals['fincore'])} | "
                   f"{spread(vals['vmtouch'])} | {spread(ratio['fincore'])} | {spread(ratio['vmtouch'])} |")
         print(f"| syscalls | {counts['check']} | {counts['fincore']} | {counts['vmtouch']} | | |")
+        cpu = {k: [r[k]["cpu_us"] / 1000 for r in rounds] for k in names}
+        for peer in ("fincore", "vmtouch"):
+            figures.append(result_file.figure(
+                f"check --path, a {size} file ({cached >> 20} MiB cached), CPU", "ms CPU",
+                round(statistics.median(cpu["check"]), 2), f"{peer} on the same file",
+                round(statistics.median(cpu[peer]), 2),
+                round(statistics.median([b / a for a, b in zip(cpu["check"], cpu[peer]) if a > 0]), 2),
+                PER_ROUND))
         if not args.keep:
             os.unlink(file)
+    result_file.write(args.result or "check-residency", figures, conditions=conditions(),
+                      results_dir=args.results_dir)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(SOURCE, "build"))
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--result", help="the result's name (default: check-MODE)")
+    common.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    n = sub.add_parser("native")
+    n = sub.add_parser("native", parents=[common])
     n.add_argument("--runs", type=int, default=15)
     n.add_argument("--daxprobe", help="another daxprobe binary (e.g. an older build) to compare")
-    g = sub.add_parser("guest")
+    g = sub.add_parser("guest", parents=[common])
     g.add_argument("--runs", type=int, default=15)
     g.add_argument("--kernel", default="6.1", choices=["6.1", "6.12"])
-    r = sub.add_parser("residency")
+    r = sub.add_parser("residency", parents=[common])
     r.add_argument("--runs", type=int, default=9)
     r.add_argument("--sizes", default="1G,16G")
     r.add_argument("--dir", default=os.path.join(SOURCE, "build", "bench-residency"))
@@ -218,7 +250,7 @@ def main():
     elif args.cmd == "residency":
         cmd_residency(args)
     else:
-        import check_bench_guest  # noqa: E402 - the guest side needs the VM harness
+        import check_bench_guest  # here: only the guest side needs the VM harness (PYTHONPATH)
         check_bench_guest.run(args, summarize, print_table)
 
 

@@ -1,7 +1,7 @@
 """`check_bench.py guest`: the same comparison inside the test guest (QEMU
 under TCG, Debian's 6.1 or 6.12 kernel, an fsdax namespace with ext4 -o dax
 and one 32 MiB file on it). Boots an image built like the VM suite's (see
-tests/vm/mkinitramfs.py) plus run_rusage, findmnt, fincore and strace, and
+tests/vm/harness/mkinitramfs.py) plus run_rusage, findmnt, fincore and strace, and
 bench/guest/bench-check.sh as its scenario."""
 
 import json
@@ -10,21 +10,20 @@ import shutil
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "vm"))
+import result_file
+from harness import images, mkinitramfs
+from harness.guest import Guest
 
-import mkinitramfs  # noqa: E402
-import run_scenario  # noqa: E402
-from vmharness import Guest  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 EXTRA_TOOLS = ["/usr/bin/findmnt", "/usr/bin/fincore", "/usr/bin/strace"]
 
 
 def build_image(build, kernel, work):
     vm_dir = os.path.join(build, "tests", "vm")
-    info, _ = run_scenario.guest_inputs(vm_dir, kernel)
+    info, _ = images.guest_inputs(vm_dir, kernel)
     guest_dir = os.path.join(work, "guest")
-    shutil.copytree(os.path.join(os.path.dirname(HERE), "tests", "vm", "guest"), guest_dir)
+    shutil.copytree(images.GUEST_DIR, guest_dir)
     shutil.copy(os.path.join(HERE, "guest", "bench-check.sh"),
                 os.path.join(guest_dir, "scenarios", "bench-check.sh"))
     tools = {t: t for t in EXTRA_TOOLS if os.path.exists(t)}
@@ -54,7 +53,7 @@ def rounds_of(lines):
 
 
 def run(args, summarize, print_table):
-    from check_bench import parse_strace_total  # noqa: E402
+    from check_bench import parse_strace_total  # here: check_bench imports this module
     with tempfile.TemporaryDirectory(prefix="checkbench-vm-") as work:
         info, initrd = build_image(args.build, args.kernel, work)
         guest = Guest(info["vmlinux"], initrd, "bench-check", nvdimm=True,
@@ -68,13 +67,18 @@ def run(args, summarize, print_table):
                  + files.get("commands.log", b"").decode()[-2000:])
     rounds, names = rounds_of(text.splitlines())
     counts = {n: parse_strace_total(files.get(f"strace-{n}.txt", b"").decode()) for n in names}
+    figures = []
     for check in ("check", "check-active"):
         other = "check-active" if check == "check" else "check"
         sub = [{("check" if k == check else k): v for k, v in r.items() if k != other} for r in rounds]
         sub_counts = {("check" if k == check else k): v for k, v in counts.items() if k != other}
         sub_names = ["check"] + [n for n in names if n not in ("check", "check-active")]
-        rows, per_peer = summarize(sub, sub_counts, sub_names)
-        what = "--no-active" if check == "check" else "with the MAP_SYNC check (libpmem loaded)"
-        print_table(f"check {what} vs peers, test guest ({info['version']}, TCG)", rows, per_peer,
+        what = "check --no-active" if check == "check" else "check (MAP_SYNC check: libpmem loaded)"
+        rows, per_peer, figs = summarize(sub, sub_counts, sub_names, what)
+        figures += figs
+        print_table(f"{what} vs peers, test guest ({info['version']}, TCG)", rows, per_peer,
                     len(rounds))
     print("syscalls per command: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    result_file.write(args.result or f"check-guest-{args.kernel}", figures,
+                      conditions=f"guest kernel {info['version']} under TCG, host load "
+                      f"{os.getloadavg()[0]:.1f}", results_dir=args.results_dir)

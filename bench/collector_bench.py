@@ -30,8 +30,11 @@ import sys
 import tempfile
 import time
 
+import result_file
+
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPORT = os.path.join(TOP, "tests", "fixtures", "fsdax-ext4", "expected.json")
+DEFAULT_MAX_ROWS = 1000000  # never trims in these runs: the peer of a trimming run
 
 
 def spread(xs, fmt="{:.1f}"):
@@ -122,6 +125,7 @@ def ingest(args):
           "| reports/s per core of CPU | collector peak RSS MiB "
           "| floor NORMAL/FULL rows/s (the cost of FULL) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    figures = []
     for guests in args.guests:
         per = max(1, args.total // guests)
         window = args.window or (64 if args.rate else max(1, min(64, 1000 // guests)))
@@ -146,6 +150,20 @@ def ingest(args):
               f"| {spread(col('per_core'), '{:.0f}')} | {spread(col('rss_mib'))} "
               f"| {spread(col('full_cost'), '{:.2f}')} |")
         sys.stdout.flush()
+        med = lambda k: round(statistics.median(col(k)), 2)
+        figures.append(result_file.figure(
+            f"collector CPU per report, guests={guests}", "µs CPU", med("cpu_us_per_report"),
+            "sqlite_floor at synchronous=FULL, CPU per row, the same rows", med("floor_cpu"),
+            med("cpu_ratio"), "value / floor, median of the per-run ratios", "<= 1.5"))
+        if args.rate:
+            figures.append(result_file.figure(
+                f"ack p99, guests={guests} x {args.rate}/s", "ms", med("ack_p99_ms"),
+                None, None, None, None))
+    name = "collector-" + ("acks" if args.rate else "ingest") + (
+        f"-max-rows-{args.max_rows}" if args.max_rows != DEFAULT_MAX_ROWS else "")
+    result_file.write(args.result or name, figures, results_dir=args.results_dir,
+                      conditions=f"{args.total} reports per run, {args.runs} runs, load "
+                      f"{os.getloadavg()[0]:.1f}")
 
 
 # What Store::eachLatest selects (collector/store_read.cpp), for the floor.
@@ -180,7 +198,7 @@ def query(args):
           "| latest --json p50 ms | latest --json p99 ms | latest --json p99 - start p50 ms "
           "| --vm --json p50 ms | --vm --json p99 ms | --vm --json p99 - start p50 ms |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    cpu_rows = []
+    cpu_rows, figures = [], []
     for rows in args.rows:
         work = tempfile.mkdtemp(prefix="dxquery-")
         try:
@@ -217,6 +235,16 @@ def query(args):
                         f"{pct(fs, .5):.2f} / {pct(fl, .5):.2f} / {pct(fl, .99):.2f} "
                         f"(+{pct(fl, .99) - pct(fs, .5):.2f}) | {pct(fj, .5):.2f} / "
                         f"{pct(fj, .99):.2f} (+{pct(fj, .99) - pct(fs, .5):.2f}) |")
+                    beyond = lambda xs, start: round(pct(xs, .99) - pct(start, .5), 2)
+                    for what, xs, floor_name, floor in (
+                            ("latest", cl, "sqlite3, the same SELECT", beyond(fl, fs)),
+                            ("latest --json", cj, "sqlite3 -json, the same SELECT", beyond(fj, fs)),
+                            ("--vm g0000 --json", ch, None, None)):
+                        figures.append(result_file.figure(
+                            f"query {what}, {rows} rows: CPU p99 beyond start", "ms CPU",
+                            beyond(xs, cs), floor_name, floor,
+                            result_file.ratio(beyond(xs, cs), floor) if floor_name else None,
+                            "value / floor" if floor_name else None, "<= 5 ms"))
                 s50 = pct(start, 0.5)
                 for k, v in (("start", s50), ("l50", pct(latest, 0.5)), ("l99", pct(latest, 0.99)),
                              ("ld", pct(latest, 0.99) - s50), ("j50", pct(latestj, 0.5)),
@@ -237,6 +265,9 @@ def query(args):
           "| floor for --json: sqlite3 -json, the same SELECT p50 / p99 (+) |")
     print("|---|---|---|---|---|---|---|")
     print("\n".join(cpu_rows))
+    result_file.write(args.result or "collector-query", figures, results_dir=args.results_dir,
+                      conditions=f"{args.runs} runs x {args.samples} invocations, 1,000 VMs, "
+                      f"load {os.getloadavg()[0]:.1f}")
 
 
 def main():
@@ -251,10 +282,13 @@ def main():
     ap.add_argument("--floor-batch", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=0,
                     help="pace each guest at this many reports/s (0: as fast as acks allow)")
-    ap.add_argument("--max-rows", type=int, default=1000000,
+    ap.add_argument("--max-rows", type=int, default=DEFAULT_MAX_ROWS,
                     help="the collector's --max-rows (10000, the default, trims once a VM is full)")
     ap.add_argument("--rows", default="10000,100000,1000000")
     ap.add_argument("--samples", type=int, default=100)
+    ap.add_argument("--result", help="the result's name (default: collector-ingest, "
+                    "-acks with --rate, -query; -max-rows-N with another --max-rows)")
+    ap.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     args.guests = [int(x) for x in args.guests.split(",")]

@@ -12,7 +12,7 @@ hook runs the whole check (and logs a problem in warn mode). Not a pmem root:
 the initramfs made without daxprobe lacks libnvdimm (ndctl's modprobe.d
 "install" line, which daxprobe's hook works around), so it cannot mount one.
 
-  bench/debian_boot_cost.py --image-dir build/tests/vm/debian/debian12 --rounds 3
+  PYTHONPATH=tests/vm bench/debian_boot_cost.py --image-dir build/tests/vm/debian/debian12 --rounds 3
 
 Under KVM: the same command with DAXPROBE_QEMU_ACCEL=kvm (systemd_guest.py
 passes it to -accel); boots are then ~20x shorter and the ratio is what a
@@ -26,9 +26,8 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "vm"))
-from systemd_guest import SystemdGuest, image_inputs  # noqa: E402
+import result_file
+from harness.systemd_guest import SystemdGuest, image_inputs
 
 
 def boot_once(image_dir, initrd, i):
@@ -53,6 +52,8 @@ def main():
     ap.add_argument("--image-dir", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", help="write every boot's readings here (JSON)")
+    ap.add_argument("--result", default="boot-cost", help="the result's name (bench/results)")
+    ap.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
     args = ap.parse_args()
     info = image_inputs(args.image_dir)
     variants = {"hook": "initrd.img", "no-hook": "initrd-nohook.img"}
@@ -69,8 +70,9 @@ def main():
             any(x["hook_lines"] for x in runs["no-hook"]):
         print("the hook did not run where it should (or ran where it should not)")
         return 1
-    summary = {}
-    for metric in ("root_switched_s", "login_target_s"):
+    summary, figures = {}, []
+    for metric, what in (("root_switched_s", "kernel start -> root switched"),
+                         ("login_target_s", "kernel start -> multi-user.target")):
         med = {k: statistics.median(x[metric] for x in v) for k, v in runs.items()}
         summary[metric] = {"hook": med["hook"], "no_hook": med["no-hook"],
                            "ratio": round(med["hook"] / med["no-hook"], 3),
@@ -81,6 +83,14 @@ def main():
         s = summary[metric]
         print(f"{metric}: hook {s['hook']:.2f} s {s['hook_range']}, no hook "
               f"{s['no_hook']:.2f} s {s['no_hook_range']}, ratio {s['ratio']}")
+        figures.append(result_file.figure(
+            f"{what}, with the hook", "s", round(s["hook"], 2),
+            "the same image's initramfs made without daxprobe", round(s["no_hook"], 2),
+            s["ratio"], "value / floor, medians (ABBA rounds)"))
+    result_file.write(args.result, figures, results_dir=args.results_dir,
+                      conditions=f"{args.rounds} rounds, one guest at a time, "
+                      f"{os.environ.get('DAXPROBE_QEMU_ACCEL', 'tcg')}, load "
+                      f"{os.getloadavg()[0]:.1f}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"image": info, "rounds": args.rounds, "runs": runs, "summary": summary},

@@ -41,7 +41,8 @@ in_chroot() { r=$1; shift; chroot "$r" /usr/bin/env -i HOME=/root PATH=/usr/sbin
     DEBIAN_FRONTEND=noninteractive "$@"; }
 
 # README line $2 (its first command line starting with $3), verbatim, in
-# the clone in chroot $1, timed; its log in WORKDIR/lineN.log.
+# the clone in chroot $1, timed; its log in WORKDIR/lineN.log; a line that
+# passed goes to bench/results/fresh-machine-lineN.json against its budget $4.
 run_line() {
     r=$1 n=$2
     line=$(grep -m1 "$3" "$src/README.md" | sed 's/ *#.*//')
@@ -51,6 +52,13 @@ run_line() {
         >"$work/line$n.log" 2>&1 || rc=$?
     grep "^line$n " "$work/line$n.log" || true
     echo "line$n rc $rc, load $(load)"
+    secs=$(sed -n "s/^line$n \([0-9.]*\) s$/\1/p" "$work/line$n.log")
+    [ $rc != 0 ] || [ -z "$secs" ] ||
+        BENCH_COMMAND="bench/fresh_machine.sh WORKDIR line$n" \
+        BENCH_COMMIT=$(git -C "$r/root/daxprobe" rev-parse --short HEAD) \
+        python3 "$src/bench/result_file.py" "fresh-machine-line$n" \
+            "a fresh Debian 12 chroot, load at the end $(load)" \
+            "README line $n verbatim" s "$secs" "<= $4 s"
     return $rc
 }
 
@@ -58,7 +66,7 @@ line1() {
     r=$work/line1
     fresh "$r"
     git clone -q "$src" "$r/root/daxprobe"
-    run_line "$r" 1 '^packaging/install-deps.sh' || { tail -30 "$work/line1.log"; exit 1; }
+    run_line "$r" 1 '^packaging/install-deps.sh' 300 || { tail -30 "$work/line1.log"; exit 1; }
 }
 
 # Line 2 in line 1's chroot, then what Meson's log says ran.
@@ -67,7 +75,7 @@ line2() {
     [ -d "$r/root/daxprobe/build" ] || { echo "no $r/root/daxprobe/build: run line1 first" >&2; exit 2; }
     case " $mounted " in *" $r "*) ;; *) bind "$r" ;; esac
     rc=0
-    run_line "$r" 2 '^meson test' || rc=$?
+    run_line "$r" 2 '^meson test' 900 || rc=$?
     python3 - "$r/root/daxprobe/build/meson-logs/testlog.json" <<'PY'
 import collections, json, sys
 counts, odd = collections.Counter(), []

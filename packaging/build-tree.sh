@@ -9,7 +9,7 @@
 # Same flags as debian/rules: dpkg-buildflags with hardening=+all, buildtype
 # plain, assertions on, a unity build (meson's 4 files per compile: the same
 # headers and templates compiled a quarter as often, 0.60x the CPU of a
-# compile per file; bench/README.md). Without -g, like the suite's package build
+# compile per file; bench/README.md at 0db4c71). Without -g, like the suite's package build
 # (guest_deb.py): -g changes no instruction the guests run, only the compile
 # time, and the first command should not pay for debug info.
 # The flags are read at setup only (meson keeps them), so they stay out of

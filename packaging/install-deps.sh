@@ -32,7 +32,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # dpkg's unpacking, not the download, is the time on a fresh machine
 # (download 21 s, install 298 s); without an fsync per file it took 256 s
-# (bench/fresh_machine.sh; bench/README.md, "Setting up a fresh machine"). A crash mid-install
+# (bench/fresh_machine.sh; bench/README.md at 0db4c71). A crash mid-install
 # can leave a package to reinstall, as after any interrupted apt run.
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io $missing

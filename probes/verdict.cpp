@@ -139,107 +139,99 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
 namespace
 {
 
-Verdict judgeMountState(const MountEntry &m, const BlockDevFacts *blockdev, const NdNamespace *ns,
-                        const MountLiveFacts *live, const std::vector<std::string> &kmsg,
-                        const MountContext &ctx)
+// What was read about the mount, as the verdict's evidence.
+// offLine: the kernel's line saying DAX is off, if it said so.
+std::vector<Evidence> mountEvidence(const MountReport &mr, const std::string *offLine)
 {
-    Verdict v;
-    DaxOption opt = daxOption(m);
-    const char *optName = daxOptionName(opt);
-    v.evidence.push_back({"mountinfo", optName ? fmt::format("dax={}", optName) : "no dax option"});
+    std::vector<Evidence> ev;
+    const BlockDevFacts *blockdev = mr.blockdev;
+    const char *optName = daxOptionName(mr.daxOption);
+    ev.push_back({"mountinfo", optName ? fmt::format("dax={}", optName) : "no dax option"});
     if (blockdev && blockdev->queueDax)
-        v.evidence.push_back(
-            {"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->name,
-                                      *blockdev->queueDax ? 1 : 0)});
-    if (ns)
-        v.evidence.push_back(
-            {"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?", ns->dev,
-                                  ns->mode)});
-
-    bool statxRan = live && live->statx.observed();
-    bool statxDax = statxRan && live->statx.dax;
-    if (live) {
-        if (statxRan)
-            v.evidence.push_back(
+        ev.push_back({"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->name,
+                                               *blockdev->queueDax ? 1 : 0)});
+    if (mr.ns)
+        ev.push_back({"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?",
+                                           mr.ns->dev, mr.ns->mode)});
+    if (const MountLiveFacts *live = mr.live) {
+        if (live->statx.observed())
+            ev.push_back(
                 {"statx", fmt::format("STATX_ATTR_DAX {} on {}", live->statx.dax ? "set" : "clear",
                                       live->statx.file)});
         else if (live->statx.state != EvidenceState::NotRun)
-            v.evidence.push_back({"statx", "not checked: " + live->statx.text});
+            ev.push_back({"statx", "not checked: " + live->statx.text});
         if (live->mapSync.observed())
-            v.evidence.push_back({"map_sync", live->mapSync.mapped
-                                                  ? "MAP_SYNC mapping succeeded"
-                                                  : "MAP_SYNC refused: " + live->mapSync.text});
+            ev.push_back({"map_sync", live->mapSync.mapped
+                                          ? "MAP_SYNC mapping succeeded"
+                                          : "MAP_SYNC refused: " + live->mapSync.text});
         else if (live->mapSync.state == EvidenceState::Skipped)
-            v.evidence.push_back({"map_sync", "skipped: " + live->mapSync.text});
+            ev.push_back({"map_sync", "skipped: " + live->mapSync.text});
     }
-    std::string offLine;
-    bool kmsgOff = kmsgSaysOff(kmsg, &offLine);
-    if (kmsgOff)
-        v.evidence.push_back({"kmsg", offLine});
-    for (const auto &h : ctx.kmsgHistory)
-        v.evidence.push_back({"kmsg_history", historyText(h)});
+    if (offLine)
+        ev.push_back({"kmsg", *offLine});
+    for (const auto &h : mr.kmsgHistory)
+        ev.push_back({"kmsg_history", historyText(h)});
+    return ev;
+}
 
-    bool deviceDax = blockdev && blockdev->queueDax.value_or(false);
-    bool optionOn = opt == DaxOption::Always;
-    // Without a dax option XFS and ext4 decide per file (dax=inode).
-    bool perFile = opt == DaxOption::Inode ||
-                   (opt == DaxOption::None && (m.fstype == "xfs" || m.fstype == "ext4"));
-    if (perFile && deviceDax && !kmsgOff)
-        return judgePerFile(m, live, ctx, opt == DaxOption::Inode, std::move(v));
-
-    // Direct proof beats every inference: a file with the DAX attribute.
-    if (statxDax || (!statxRan && optionOn && deviceDax && !kmsgOff)) {
-        v.code = code::DaxActive;
-        v.summary = statxDax ? fmt::format("DAX is in effect on {}", m.mountPoint)
-                             : fmt::format("DAX is on for {} (dax=always on a DAX-capable device; "
-                                           "no file could be examined to confirm)",
-                                           m.mountPoint);
-        if (!statxDax)
-            v.severity = Severity::Warning;
-        // MAP_SYNC is a promise about persistent media; virtiofs DAX makes none,
-        // and virtio-pmem refuses it by design (asynchronous flush).
-        if (blockdev && live && live->mapSync.observed() && !live->mapSync.mapped) {
-            v.severity = Severity::Warning;
-            v.warnings.push_back(ctx.virtioPmem
-                                     ? "MAP_SYNC refused as expected: " + virtioPmemConsequence()
-                                     : "MAP_SYNC was refused although files are DAX: " +
-                                           live->mapSync.text);
-        }
-        if (ns && ns->align != 0 && ns->align < kPmdSize)
-            v.warnings.push_back(
-                fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
-                            "guaranteed ('daxprobe profile --path FILE' shows them)",
-                            ns->dev, ns->align / 1024));
-        return v;
+// Files are DAX (statxDax), or dax=always on a DAX-capable device says so.
+Verdict judgeDaxActive(const MountReport &mr, bool statxDax, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    v.code = code::DaxActive;
+    v.summary = statxDax ? fmt::format("DAX is in effect on {}", m.mountPoint)
+                         : fmt::format("DAX is on for {} (dax=always on a DAX-capable device; "
+                                       "no file could be examined to confirm)",
+                                       m.mountPoint);
+    if (!statxDax)
+        v.severity = Severity::Warning;
+    // MAP_SYNC is a promise about persistent media; virtiofs DAX makes none,
+    // and virtio-pmem refuses it by design (asynchronous flush).
+    const MountLiveFacts *live = mr.live;
+    if (mr.blockdev && live && live->mapSync.observed() && !live->mapSync.mapped) {
+        v.severity = Severity::Warning;
+        v.warnings.push_back(
+            mr.virtioPmem ? "MAP_SYNC refused as expected: " + virtioPmemConsequence()
+                          : "MAP_SYNC was refused although files are DAX: " + live->mapSync.text);
     }
+    if (mr.ns && mr.ns->align != 0 && mr.ns->align < kPmdSize)
+        v.warnings.push_back(fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
+                                         "guaranteed ('daxprobe profile --path FILE' shows them)",
+                                         mr.ns->dev, mr.ns->align / 1024));
+    return v;
+}
 
-    // DAX was asked for (the option is still shown, or the kernel said it
-    // refused) but files are not DAX: the silent fallback.
-    if (optionOn || (kmsgOff && opt != DaxOption::Inode)) {
-        v.code = code::DaxSilentlyOff;
-        v.severity = Severity::Problem;
-        if (cannotDax(ns))
-            v.summary = fmt::format("{} was mounted with dax but DAX is off: {}", m.mountPoint,
-                                    deviceReason(*ns));
-        else if (!deviceDax)
-            v.summary = fmt::format("{} was mounted with dax but {} cannot do DAX", m.mountPoint,
-                                    blockdev ? "/dev/" + blockdev->name : m.source);
-        else
-            v.summary =
-                fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
-        if (cannotDax(ns))
-            v.remedy = rebuildOnFsdax(m, *ns);
-        else if (m.fstype == "virtiofs")
-            // The DAX window is the host's to give (Kata: virtio_fs_cache_size).
-            v.remedy =
-                "give the device a DAX window on the host: -device " +
-                shellQuote("vhost-user-fs-pci,chardev=...,tag=" + m.source + ",cache-size=2G") +
-                "; then " + remountDax(m);
-        else
-            v.remedy = remountDax(m);
-        return v;
-    }
-    if (opt == DaxOption::Inode) {
+// DAX was asked for but files are not DAX: the silent fallback.
+Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    v.code = code::DaxSilentlyOff;
+    v.severity = Severity::Problem;
+    if (cannotDax(mr.ns))
+        v.summary = fmt::format("{} was mounted with dax but DAX is off: {}", m.mountPoint,
+                                deviceReason(*mr.ns));
+    else if (!deviceDax)
+        v.summary = fmt::format("{} was mounted with dax but {} cannot do DAX", m.mountPoint,
+                                mr.blockdev ? "/dev/" + mr.blockdev->name : m.source);
+    else
+        v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
+    if (cannotDax(mr.ns))
+        v.remedy = rebuildOnFsdax(m, *mr.ns);
+    else if (m.fstype == "virtiofs")
+        // The DAX window is the host's to give (Kata: virtio_fs_cache_size).
+        v.remedy = "give the device a DAX window on the host: -device " +
+                   shellQuote("vhost-user-fs-pci,chardev=...,tag=" + m.source + ",cache-size=2G") +
+                   "; then " + remountDax(m);
+    else
+        v.remedy = remountDax(m);
+    return v;
+}
+
+// DAX was not asked for: per-file mode, a device that cannot, or no option.
+Verdict judgeNotRequested(const MountReport &mr, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    if (mr.daxOption == DaxOption::Inode) {
         v.code = code::DaxNotRequested;
         v.severity = Severity::Warning;
         v.summary =
@@ -249,11 +241,11 @@ Verdict judgeMountState(const MountEntry &m, const BlockDevFacts *blockdev, cons
         v.remedy = remountDax(m);
         return v;
     }
-    if (cannotDax(ns)) {
+    if (cannotDax(mr.ns)) {
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
-        v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*ns));
-        v.remedy = rebuildOnFsdax(m, *ns);
+        v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*mr.ns));
+        v.remedy = rebuildOnFsdax(m, *mr.ns);
         return v;
     }
     v.code = code::DaxNotRequested;
@@ -263,6 +255,34 @@ Verdict judgeMountState(const MountEntry &m, const BlockDevFacts *blockdev, cons
                             m.mountPoint);
     v.remedy = remountDax(m);
     return v;
+}
+
+Verdict judgeMountState(const MountReport &mr)
+{
+    const MountEntry &m = *mr.mount;
+    DaxOption opt = mr.daxOption;
+    std::string offLine;
+    bool kmsgOff = kmsgSaysOff(mr.kmsg, &offLine);
+    Verdict v;
+    v.evidence = mountEvidence(mr, kmsgOff ? &offLine : nullptr);
+
+    bool statxRan = mr.live && mr.live->statx.observed();
+    bool statxDax = statxRan && mr.live->statx.dax;
+    bool deviceDax = mr.blockdev && mr.blockdev->queueDax.value_or(false);
+    bool optionOn = opt == DaxOption::Always;
+    // Without a dax option XFS and ext4 decide per file (dax=inode).
+    bool perFile = opt == DaxOption::Inode ||
+                   (opt == DaxOption::None && (m.fstype == "xfs" || m.fstype == "ext4"));
+    if (perFile && deviceDax && !kmsgOff)
+        return judgePerFile(mr, std::move(v));
+    // Direct proof beats every inference: a file with the DAX attribute.
+    if (statxDax || (!statxRan && optionOn && deviceDax && !kmsgOff))
+        return judgeDaxActive(mr, statxDax, std::move(v));
+    // DAX was asked for (the option is still shown, or the kernel said it
+    // refused) but files are not DAX.
+    if (optionOn || (kmsgOff && opt != DaxOption::Inode))
+        return judgeSilentlyOff(mr, deviceDax, std::move(v));
+    return judgeNotRequested(mr, std::move(v));
 }
 
 // What the kernel said this filesystem cannot do: a line of the mount in
@@ -285,21 +305,19 @@ const DaxRefusal *refusalOf(const std::vector<std::string> &kmsg,
 
 } // namespace
 
-Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdNamespace *ns,
-                   const MountLiveFacts *live, const std::vector<std::string> &kmsg,
-                   const MountContext &ctx)
+Verdict judgeMount(const MountReport &mr)
 {
-    Verdict v = judgeMountState(m, blockdev, ns, live, kmsg, ctx);
+    Verdict v = judgeMountState(mr);
     // Files are not DAX and the kernel said why: remounting with dax cannot
     // help, only the cause's own remedy does. A device that cannot DAX is
     // the first cause (its remedy rebuilds everything).
     std::string line;
     const DaxRefusal *r = nullptr;
-    if ((v.code == code::DaxNotRequested || v.code == code::DaxSilentlyOff) && !cannotDax(ns))
-        r = refusalOf(kmsg, ctx.kmsgHistory, &line);
+    if ((v.code == code::DaxNotRequested || v.code == code::DaxSilentlyOff) && !cannotDax(mr.ns))
+        r = refusalOf(mr.kmsg, mr.kmsgHistory, &line);
     if (r) {
         v.summary += fmt::format("; the kernel refuses DAX on this filesystem: {}", r->cause);
-        v.remedy = r->remedy(m);
+        v.remedy = r->remedy(*mr.mount);
         bool shown = false;
         for (const auto &e : v.evidence)
             shown |= e.result.find(line) != std::string::npos;
@@ -309,34 +327,49 @@ Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, const NdN
     return v;
 }
 
-Report evaluate(const Facts &facts)
+namespace
 {
-    Report report;
-    for (const auto &ns : facts.topology.namespaces)
-        report.namespaces.push_back(
-            {&ns, judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev))});
 
-    for (const auto &m : facts.mounts) {
-        if (!isDaxCandidate(facts, m))
-            continue;
-        MountReport mr;
-        mr.mount = &m;
-        mr.blockdev = facts.blockdevByNumber(m.major, m.minor);
-        mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->name) : nullptr;
-        if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
-            mr.live = &it->second;
-        std::string dev = mr.blockdev ? mr.blockdev->name : std::string();
-        DeviceKmsg dk = attributeKmsg(facts.kmsg.records, dev);
-        mr.kmsg = std::move(dk.current);
-        mr.kmsgHistory = std::move(dk.history);
-        for (const auto &f : facts.files)
-            if (mountOfPath(facts.mounts, f.path) == &m)
-                mr.files.push_back(&f);
-        MountContext ctx{mr.kmsgHistory, mr.files, mr.ns && isVirtioPmem(facts.topology, *mr.ns)};
-        mr.verdict = judgeMount(m, mr.blockdev, mr.ns, mr.live, mr.kmsg, ctx);
-        report.mounts.push_back(std::move(mr));
+// The mount's facts gathered, and what is decided about it once.
+MountReport describeMount(const Facts &facts, const MountEntry &m)
+{
+    MountReport mr;
+    mr.mount = &m;
+    mr.daxOption = daxOption(m);
+    mr.blockdev = facts.blockdevByNumber(m.major, m.minor);
+    mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->name) : nullptr;
+    mr.virtioPmem = mr.ns && isVirtioPmem(facts.topology, *mr.ns);
+    if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
+        mr.live = &it->second;
+    std::string dev = mr.blockdev ? mr.blockdev->name : std::string();
+    DeviceKmsg dk = attributeKmsg(facts.kmsg.records, dev);
+    mr.kmsg = std::move(dk.current);
+    mr.kmsgHistory = std::move(dk.history);
+    for (const auto &f : facts.files)
+        if (mountOfPath(facts.mounts, f.path) == &m)
+            mr.files.push_back(&f);
+    return mr;
+}
+
+// What was read, shown as found.
+void describeSystem(const Facts &facts, Report &report)
+{
+    report.kernelRelease = facts.kernelRelease;
+    report.nfit = &facts.nfit;
+    report.topology = &facts.topology;
+    for (const auto &r : facts.topology.regions) {
+        report.regions.push_back({&r, isVirtioPmem(facts.topology, r)});
+        report.virtioPmem |= report.regions.back().virtioPmem;
     }
+    report.files = &facts.files;
+    report.meminfo = &facts.meminfo;
+    report.meminfoError = facts.meminfoError;
+    report.faults = &facts.faults;
+    report.kmsg = static_cast<const EvidenceOutcome &>(facts.kmsg);
+}
 
+void systemWarnings(const Facts &facts, Report &report)
+{
     report.bounceBuffer = judgeBounceBuffer(facts.kmsg.bootMemory);
     if (facts.nfit.present && !facts.nfit.valid())
         for (const auto &p : facts.nfit.problems)
@@ -346,15 +379,11 @@ Report evaluate(const Facts &facts)
     for (const auto &r : facts.topology.regions)
         if (r.badblockCount > 0)
             report.warnings.push_back(fmt::format("{}: {} bad blocks", r.dev, r.badblockCount));
+}
 
-    Verdict &o = report.overall;
-    if (!facts.mountsError.empty()) {
-        o.code = code::CheckFailed;
-        o.severity = Severity::Problem;
-        o.summary = "could not read the mount table: " + facts.mountsError;
-        report.exitCode = 2;
-        return report;
-    }
+// No persistent memory to judge: says why and what gives it. False when there is.
+bool judgeNoPmem(const Facts &facts, Verdict &o)
+{
     bool anyPmemRegion = false;
     for (const auto &r : facts.topology.regions)
         anyPmemRegion |= r.type == "pmem";
@@ -371,8 +400,7 @@ Report evaluate(const Facts &facts)
                    "-device nvdimm,memdev=mem1 (and load the nfit module in the guest); "
                    "libvirt: <memory model='nvdimm'>. Complete examples of both, with the "
                    "agent's channel: /usr/share/doc/daxprobe/examples/";
-        report.exitCode = 1;
-        return report;
+        return true;
     }
     if (facts.topology.namespaces.empty()) {
         o.code = code::NoPmemNamespace;
@@ -385,10 +413,15 @@ Report evaluate(const Facts &facts)
             o.evidence.push_back({"ndctl", facts.topology.text});
         o.remedy = anyPmemRegion ? "ndctl create-namespace -m fsdax -r region0"
                                  : "modprobe nfit nd_pmem   # then: ndctl list -R";
-        report.exitCode = 1;
-        return report;
+        return true;
     }
+    return false;
+}
 
+// The overall verdict from the namespaces' and mounts' own.
+void judgeOverall(Report &report)
+{
+    Verdict &o = report.overall;
     int problems = 0, dax = 0;
     for (const auto &n : report.namespaces)
         problems += n.verdict.severity == Severity::Problem;
@@ -407,6 +440,37 @@ Report evaluate(const Facts &facts)
                         ? "persistent memory is DAX-capable; nothing is mounted on it"
                         : fmt::format("DAX verified on {} mount(s)", dax);
         report.exitCode = 0;
+    }
+}
+
+} // namespace
+
+Report evaluate(const Facts &facts)
+{
+    Report report;
+    describeSystem(facts, report);
+    for (const auto &ns : facts.topology.namespaces)
+        report.namespaces.push_back(
+            {&ns, judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev))});
+    for (const auto &m : facts.mounts) {
+        if (!isDaxCandidate(facts, m))
+            continue;
+        MountReport mr = describeMount(facts, m);
+        mr.verdict = judgeMount(mr);
+        report.mounts.push_back(std::move(mr));
+    }
+    systemWarnings(facts, report);
+
+    Verdict &o = report.overall;
+    if (!facts.mountsError.empty()) {
+        o.code = code::CheckFailed;
+        o.severity = Severity::Problem;
+        o.summary = "could not read the mount table: " + facts.mountsError;
+        report.exitCode = 2;
+    } else if (judgeNoPmem(facts, o)) {
+        report.exitCode = 1;
+    } else {
+        judgeOverall(report);
     }
     return report;
 }

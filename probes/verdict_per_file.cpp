@@ -47,11 +47,12 @@ const MountEntry *mountOfPath(const std::vector<MountEntry> &mounts, const std::
     return best;
 }
 
-Verdict judgePerFile(const MountEntry &m, const MountLiveFacts *live, const MountContext &ctx,
-                     bool explicitInode, Verdict v)
+Verdict judgePerFile(const MountReport &mr, Verdict v)
 {
+    const MountEntry &m = *mr.mount;
+    const MountLiveFacts *live = mr.live;
     std::vector<std::string> dax, plain;
-    for (const FileFacts *f : ctx.files) {
+    for (const FileFacts *f : mr.files) {
         if (!f->statx.observed()) {
             if (f->statx.state != EvidenceState::NotRun)
                 v.evidence.push_back({"statx", "not checked: " + f->statx.text});
@@ -100,7 +101,7 @@ Verdict judgePerFile(const MountEntry &m, const MountLiveFacts *live, const Moun
             v.remedy = bothRemedies;
         }
         if (live && live->mapSync.observed() && !live->mapSync.mapped && probeDax &&
-            ctx.virtioPmem) {
+            mr.virtioPmem) {
             v.severity = Severity::Warning;
             v.warnings.push_back("MAP_SYNC refused as expected: " + virtioPmemConsequence());
         }
@@ -109,7 +110,7 @@ Verdict judgePerFile(const MountEntry &m, const MountLiveFacts *live, const Moun
 
     v.code = code::DaxNotRequested;
     // An explicit dax=inode is a choice; no option at all is usually an oversight.
-    v.severity = explicitInode ? Severity::Warning : Severity::Problem;
+    v.severity = mr.daxOption == DaxOption::Inode ? Severity::Warning : Severity::Problem;
     v.summary =
         fmt::format("{} is mounted without dax=always: per-file mode (dax=inode), and no "
                     "file examined has the DAX flag{}{}, so reads go through the page cache",

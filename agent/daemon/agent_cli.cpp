@@ -4,7 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agent/check_runner.h"
+#include "agent/check/check_runner.h"
+#include "agent/daemon/agent_metrics.h"
 #include "agent/daemon/daemon_port.h"
 #include "base/logging.h"
 #include "probes/fault_sources.h"
@@ -17,8 +18,10 @@
 namespace daxprobe
 {
 
-CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &o)
+Subcommand addAgentCommand(CLI::App &app)
 {
+    auto options = std::make_shared<DaemonOptions>();
+    DaemonOptions &o = *options;
     auto *cmd = app.add_subcommand(
         "agent", "Report to the host over virtio-serial (or a unix socket) until stopped");
     cmd->add_option("--port", o.portName, "virtio-serial port name")->capture_default_str();
@@ -39,7 +42,7 @@ CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &o)
     cmd->add_option("--root", o.root, "Look up /dev, /sys, /etc under this directory")
         ->capture_default_str();
     cmd->get_option("--listen")->excludes(cmd->get_option("--device"));
-    return cmd;
+    return {cmd, [options] { return runAgent(*options); }};
 }
 
 int runAgent(const DaemonOptions &options)
@@ -61,6 +64,7 @@ int runAgent(const DaemonOptions &options)
         CheckOptions co;
         co.root = root;
         co.activeChecks = active;
+        co.json = true;
         co.kmsg = kmsg.get();
         co.faultProbes = faultProbes.get();
         return runCheck(co).report;

@@ -1,14 +1,13 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include "agent/daemon/daemon.h"
+#include "agent/subcommand.h"
 
 namespace daxprobe
 {
 
-// Registers `daxprobe agent` on app; options land in `options`.
-CLI::App *addAgentCommand(CLI::App &app, DaemonOptions &options);
+// `daxprobe agent`: runs until stopped (runAgent).
+Subcommand addAgentCommand(CLI::App &app);
 // Runs the daemon with the real check and metrics until SIGTERM/SIGINT.
 int runAgent(const DaemonOptions &options);
 

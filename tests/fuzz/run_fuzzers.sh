@@ -34,7 +34,8 @@ fi
 # clang: sanitizers everywhere, libFuzzer's coverage on every file. A unity
 # build (meson's default of 4 files per compile): the instrumented
 # compile of the same headers and templates is done a quarter as often,
-# 365 CPU-s instead of 508 on this project's 2-core machine (bench/README.md).
+# 365 CPU-s instead of 508 on this project's 2-core machine (bench/README.md
+# at 0db4c71).
 # Through ccache when there is one (meson adds it only when CXX is unset),
 # keyed on content, not on where the clone is: a machine's second run of the
 # suite compiles nothing here.

@@ -12,8 +12,9 @@ import subprocess
 import sys
 
 DOCS = ["README.md", "bench/README.md", "tests/vm/README.md", "docs/architecture.md"]
-# A command's first word: a path into the tree, after an optional wrapper.
-COMMAND = re.compile(r"^(?:(?:nice -n \d+|time|sudo|env [A-Z_]+=\S+)\s+)*"
+# A command's first word: a path into the tree, after optional wrappers and
+# variables (PYTHONPATH=tests/vm bench/...).
+COMMAND = re.compile(r"^(?:(?:[A-Z_]+=\S+|nice -n \d+|time|sudo|env [A-Z_]+=\S+)\s+)*"
                      r"((?:\.ci|bench|tests|packaging)/[\w./-]+)(?:\s|$)")
 
 

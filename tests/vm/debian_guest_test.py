@@ -45,10 +45,9 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collector_scenario import CollectorProc  # noqa: E402
-from systemd_guest import SystemdGuest, image_inputs  # noqa: E402
-from vmharness import GuestError, Skip  # noqa: E402
+from collector_scenario import CollectorProc
+from harness.guest import GuestError, Skip
+from harness.systemd_guest import SystemdGuest, image_inputs
 
 REMEDY = "ndctl create-namespace -f -e namespace0.0 -m fsdax"
 

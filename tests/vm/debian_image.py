@@ -61,11 +61,11 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import verified_cache  # noqa: E402
-from guest_kernel import (UNUSED_MODULE_TREES, default_cache, extract_vmlinux,  # noqa: E402
-                          host_archive_uri, private_apt)
-from verified_cache import Invalid  # noqa: E402
+from harness import verified_cache
+from harness.pmem_file import pfn_info
+from harness.guest_kernel import (UNUSED_MODULE_TREES, default_cache, extract_vmlinux,
+                                  host_archive_uri, private_apt)
+from harness.verified_cache import Invalid
 
 BASE_FORMAT = 1  # bump when the base's recipe changes in a way the key cannot see
 DRACUT_FORMAT = 3  # the same for the dracut layer
@@ -527,7 +527,6 @@ def check_fsdax_template(path, meta):
     holds the namespace's info block, which puts the data at that offset,
     and the data size is what an fsdax namespace of that NVDIMM leaves
     (all but the offset and at most 64 MiB of alignment), enough for XFS."""
-    from appliance_image import pfn_info
     backing, offset, size = (meta.get(k) for k in ("backing", "offset", "size"))
     if not all(isinstance(v, int) for v in (backing, offset, size)):
         raise Invalid(f"no backing/offset/size in {meta}")
@@ -552,7 +551,7 @@ def fsdax_template(cache, out, kver, backing):
     FSDAX_SETUP as init), cut at the namespace's data offset: (path, data
     offset, data size). Cached per machine, keyed on the kernel and size,
     checked against the NVDIMM when written and when read."""
-    from systemd_guest import SystemdGuest
+    from harness.systemd_guest import SystemdGuest
     key = f"fsdax-{FSDAX_FORMAT}-{kver}-{backing >> 20}M"
     tmpl = os.path.join(cache, key + ".img")
     with verified_cache.locked(tmpl):

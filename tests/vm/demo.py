@@ -24,13 +24,11 @@ import os
 import subprocess
 import sys
 
+import scenarios
+from harness.guest import Guest, GuestError, Skip, TestBedError
+from harness.images import guest_inputs
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import run_scenario  # noqa: E402
-import scenarios  # noqa: E402
-from vmharness import Guest, GuestError, Skip, TestBedError  # noqa: E402
-
 SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
 
 SHOW = [
@@ -61,7 +59,7 @@ def main():
     try:
         build(builddir)
         vm_dir = os.path.join(builddir, "tests", "vm")
-        info, initrd = run_scenario.guest_inputs(vm_dir, image="initramfs-demo.cpio")
+        info, initrd = guest_inputs(vm_dir, image="initramfs-demo.cpio")
     except subprocess.CalledProcessError as e:
         say(f"build failed: {e}")
         return 1

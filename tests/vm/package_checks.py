@@ -23,7 +23,7 @@ import re
 import subprocess
 import tarfile
 
-import mkinitramfs
+from harness import mkinitramfs
 import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)
 import verdict_checks
 

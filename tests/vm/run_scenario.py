@@ -9,49 +9,22 @@ printed), 99 harness error.
 """
 
 import argparse
-import json
 import re
 import os
 import shutil
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import scenarios  # noqa: E402  (first: it imports package_checks)
-import package_checks  # noqa: E402
-from vmharness import Guest, GuestError, Skip, TestBedError  # noqa: E402
+import scenarios  # first: it imports package_checks
+import package_checks
+from harness.guest import Guest, GuestError, Skip, TestBedError
+from harness.images import KERNEL_SUFFIX, guest_inputs
 
 SOURCE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def log(msg):
     print(msg, flush=True)
-
-
-# The kernel tags meson.build builds images for, and their file-name suffix
-# (6.1's files keep their plain names).
-KERNEL_SUFFIX = {"6.1": "", "6.12": "-6.12", "sid": "-sid"}
-
-
-def guest_inputs(vm_dir, kernel="6.1", image=None):
-    """The kernel info and the initramfs (default: the package-built one of
-    `kernel`; image: another one in vm_dir, such as the demo's)."""
-    sfx = KERNEL_SUFFIX[kernel]
-    info_path = os.path.join(vm_dir, f"kernel{sfx}.json")
-    initrd = os.path.abspath(os.path.join(vm_dir, image or f"initramfs{sfx}.cpio"))
-    if not os.path.exists(info_path) or not os.path.exists(initrd):
-        raise TestBedError(f"guest-kernel{sfx}/guest-initramfs{sfx}",
-                           f"no {info_path} or {initrd} (meson compile -C BUILDDIR "
-                           f"guest-initramfs{sfx})")
-    info = json.load(open(info_path))
-    if not info.get("available"):
-        raise TestBedError(f"guest-kernel{sfx} (guest_kernel.py)",
-                           info.get("reason") or "guest kernel unavailable")
-    if os.path.getsize(initrd) == 0:
-        raise TestBedError(f"guest-initramfs{sfx}", f"{initrd} is empty (the guest kernel was "
-                           f"unavailable when it was built)")
-    return info, initrd
 
 
 def write_golden(daxprobe, dest):

@@ -13,13 +13,11 @@ is made wrong: an assertion that cannot fail is not a test.
 import copy
 import json
 import os
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import scenarios  # noqa: E402
+import scenarios
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(os.path.dirname(HERE), "fixtures")
 
 

@@ -5,12 +5,10 @@ test bed goes through: it never matches a line still arriving (issue 30:
 template was cached). No VM: the bytes are fed as the reader thread feeds
 them, in every split."""
 
-import os
 import sys
 import threading
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from console_lines import Console  # noqa: E402
+from harness.console_lines import Console
 
 
 class Timeout(Exception):
@@ -78,7 +76,7 @@ def counts():
 
 
 def feed_returns_completed_lines():
-    """What the harness looks for its DONE marker in (vmharness._read_console)."""
+    """What the harness looks for its DONE marker in (harness.guest: Guest._read_console)."""
     con = Console(Timeout)
     a = con.feed(b"DAXPROBE-DO")
     b = con.feed(b"NE shipped=1234\nDAXPROBE-STEP x")

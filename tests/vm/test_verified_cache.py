@@ -14,9 +14,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import verified_cache  # noqa: E402
-from debian_image import check_base, check_fsdax_template  # noqa: E402
+from debian_image import check_base, check_fsdax_template
+from harness import verified_cache
 
 FAILS = []
 BACKING = 1024 << 20
@@ -133,7 +132,7 @@ def lock(cache):
     import threading
     path = os.path.join(cache, "debian-trixie-initramfs-tools-most-0.tar")
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, verified_cache\n"
+        [sys.executable, "-c", "import sys\nfrom harness import verified_cache\n"
          f"with verified_cache.locked({path!r}):\n"
          "    print('held', flush=True)\n    sys.stdin.readline()"],
         cwd=os.path.dirname(os.path.abspath(__file__)), stdin=subprocess.PIPE,

@@ -17,8 +17,10 @@
 #include "probes/live_json.h"
 #include "probes/text_util.h"
 #include "probes/verdict.h"
+#include "tests/unit/probes/judge_mount.h"
 
 using namespace daxprobe;
+using daxprobe::test::judgeMount;
 namespace fs = std::filesystem;
 
 namespace

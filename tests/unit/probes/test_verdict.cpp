@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include "probes/verdict.h"
+#include "tests/unit/probes/judge_mount.h"
 
 using namespace daxprobe;
+using daxprobe::test::judgeMount;
 
 namespace
 {

@@ -1,11 +1,11 @@
-# One-time setup for tests/vm/appliance.py: turn the pmem device
+# One-time setup for bench/appliance.py: turn the pmem device
 # (daxprobe.variant=nvdimm: an NVDIMM; virtio-pmem: a virtio-pmem device) into
 # an fsdax namespace and copy the appliance's root image (virtio-blk, /dev/vda)
 # onto it. The namespace's info block lives in the backing file, so every
 # boot of a copy of that file comes up fsdax with the same filesystem.
 # daxprobe.map=mem keeps the namespace's struct pages in guest RAM instead of
 # on the device (ndctl --map=mem): a backing file QEMU maps read-only
-# (tests/vm/sharing.py) cannot take the guest's memmap writes.
+# (bench/sharing.py) cannot take the guest's memmap writes.
 DAXPROBE_REFERENCE=0
 
 # wait_for PATH: the devices appear asynchronously after modprobe (bounded).

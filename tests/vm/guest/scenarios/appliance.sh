@@ -1,4 +1,4 @@
-# One boot of the appliance (tests/vm/appliance.py): bring up the root device
+# One boot of the appliance (bench/appliance.py): bring up the root device
 # of daxprobe.variant (blk | nvdimm | nvdimm-dax | virtio-pmem), mount it, run
 # the fixed workload from it (under `daxprobe profile -- ...` when this
 # daxprobe has it, else busybox `time -v` plus /proc/vmstat and the fs_dax
@@ -97,7 +97,7 @@ scenario_prepare() {
     [ "$variant" = blk ] || cat /sys/block/${dev#/dev/}/queue/dax > $R/queue-dax
     cat /sys/block/${dev#/dev/}/ro > $R/block-ro
     mkdir -p $ROOT
-    # A root shared read-only by several guests (tests/vm/sharing.py): no
+    # A root shared read-only by several guests (bench/sharing.py): no
     # journal replay, nothing written.
     [ "$(arg daxprobe.ro)" = 1 ] && opts="ro,noload${opts:+,$opts}"
     if [ -n "$opts" ]; then

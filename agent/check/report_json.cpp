@@ -1,0 +1,185 @@
+#include "agent/check/report_json.h"
+
+#include "agent/json_fields.h"
+#include "probes/mountinfo.h"
+
+#ifndef DAXPROBE_VERSION
+#define DAXPROBE_VERSION "unknown"
+#endif
+
+namespace daxprobe
+{
+
+namespace
+{
+
+using json = nlohmann::json;
+
+json orNull(const std::string &s)
+{
+    return s.empty() ? json(nullptr) : json(s);
+}
+
+json verdictJson(const Verdict &v)
+{
+    json ev = json::array();
+    for (const auto &e : v.evidence)
+        ev.push_back({{"check", e.check}, {"result", e.result}});
+    return {{"code", v.code}, {"severity", severityName(v.severity)}, {"summary", v.summary},
+            {"evidence", ev}, {"remedy", orNull(v.remedy)},           {"warnings", v.warnings}};
+}
+
+json nfitJson(const NfitInfo &n)
+{
+    json j = {{"present", n.present}};
+    if (!n.present) {
+        j["error"] = orNull(n.readError);
+        return j;
+    }
+    json spa = json::array();
+    for (const auto &r : n.spaRanges)
+        spa.push_back(
+            {{"index", r.index}, {"type", r.type}, {"base", r.base}, {"length", r.length}});
+    j.update({{"valid", n.valid()},
+              {"signature", n.signature},
+              {"length", n.length},
+              {"revision", n.revision},
+              {"checksum_ok", n.checksumOk},
+              {"oem_id", n.oemId},
+              {"pmem_ranges", n.pmemRangeCount()},
+              {"spa_ranges", spa},
+              {"memdev_count", n.memdevCount},
+              {"problems", n.problems}});
+    if (n.platformCapabilities)
+        j["platform_capabilities"] = *n.platformCapabilities;
+    return j;
+}
+
+json statxJson(const StatxEvidence &s)
+{
+    if (s.state == EvidenceState::NotRun)
+        return nullptr;
+    return {{"file", orNull(s.file)},
+            {"dax", s.observed() ? json(s.dax) : json(nullptr)},
+            {"error", s.observed() ? json(nullptr) : json(s.text)}};
+}
+
+json mapSyncJson(const MapSyncEvidence &m)
+{
+    bool ran = m.observed();
+    return {{"ran", ran},
+            {"ok", ran ? json(m.mapped) : json(nullptr)},
+            {"is_pmem", ran ? json(m.isPmem) : json(nullptr)},
+            {"error", ran ? orNull(m.text) : json(nullptr)},
+            {"skipped", m.state == EvidenceState::Skipped ? json(m.text) : json(nullptr)}};
+}
+
+json historyJson(const std::vector<HistoryLine> &history)
+{
+    json out = json::array();
+    for (const auto &h : history)
+        out.push_back({{"message", h.message}, {"attempt", h.attempt}});
+    return out;
+}
+
+json mountJson(const MountReport &mr)
+{
+    const MountEntry &m = *mr.mount;
+    const char *opt = daxOptionName(mr.daxOption);
+    json j = {{"mount_point", m.mountPoint},
+              {"source", m.source},
+              {"fstype", m.fstype},
+              {"mount_options", m.mountOptions},
+              {"super_options", m.superOptions},
+              {"dax_option", opt ? json(opt) : json(nullptr)},
+              {"blockdev", mr.blockdev ? json(mr.blockdev->name) : json(nullptr)},
+              {"namespace", mr.ns ? json(mr.ns->dev) : json(nullptr)},
+              {"queue_dax",
+               mr.blockdev && mr.blockdev->queueDax ? json(*mr.blockdev->queueDax) : json(nullptr)},
+              {"statx_dax", mr.live ? statxJson(mr.live->statx) : json(nullptr)},
+              {"map_sync", mr.live ? mapSyncJson(mr.live->mapSync) : json(nullptr)},
+              {"kmsg", mr.kmsg},
+              {"kmsg_history", historyJson(mr.kmsgHistory)},
+              {"verdict", verdictJson(mr.verdict)}};
+    return j;
+}
+
+json faultsJson(const FaultFacts &f)
+{
+    json vm = json::object();
+    for (const auto &name : vmstatFaultCounters())
+        if (auto it = f.vmstat.find(name); it != f.vmstat.end())
+            vm[name] = it->second;
+    return {{"vmstat", vm},
+            {"vmstat_error", orNull(f.vmstatError)},
+            {"perf", {{"usable", f.perf.observed()}, {"reason", orNull(f.perf.text)}}},
+            {"tracepoints",
+             {{"usable", f.tracepoints.observed()},
+              {"reason", orNull(f.tracepoints.text)},
+              {"tracefs", orNull(f.tracepoints.tracefs)},
+              {"events", f.tracepoints.events}}}};
+}
+
+} // namespace
+
+nlohmann::json reportToJson(const Report &report)
+{
+    const Topology &topology = *report.topology;
+    json j;
+    j["schema"] = protocol::kCheckSchema;
+    j["daxprobe_version"] = DAXPROBE_VERSION;
+    j["kernel"] = orNull(report.kernelRelease);
+    j["exit_code"] = report.exitCode;
+    j["verdict"] = verdictJson(report.overall);
+    j["warnings"] = report.warnings;
+    j["bounce_buffer"] = report.bounceBuffer ? verdictJson(*report.bounceBuffer) : json(nullptr);
+    j["nfit"] = nfitJson(*report.nfit);
+    j["ndctl"] = {{"available", topology.observed()}, {"error", failureOrNull(topology)}};
+    j["buses"] = topology.buses;
+    json regions = json::array();
+    for (const auto &r : report.regions) {
+        json rj = *r.region;
+        rj["virtio_pmem"] = r.virtioPmem;
+        regions.push_back(std::move(rj));
+    }
+    j["regions"] = regions;
+
+    json nss = json::array();
+    for (const auto &nr : report.namespaces) {
+        json n = *nr.ns;
+        n["verdict"] = verdictJson(nr.verdict);
+        nss.push_back(std::move(n));
+    }
+    j["namespaces"] = nss;
+    j["dax_devices"] = topology.daxDevices;
+
+    json mounts = json::array();
+    for (const auto &mr : report.mounts)
+        mounts.push_back(mountJson(mr));
+    j["mounts"] = mounts;
+
+    json files = json::array();
+    for (const auto &f : *report.files)
+        files.push_back(
+            {{"path", f.path},
+             {"size", f.residency.sizeBytes},
+             {"statx_dax", f.statx.observed() ? json(f.statx.dax) : json(nullptr)},
+             {"error", f.statx.observed() ? json(nullptr) : orNull(f.statx.text)},
+             {"residency",
+              {{"method", orNull(f.residency.method)},
+               {"resident_bytes",
+                f.residency.observed() ? json(f.residency.residentBytes) : json(nullptr)},
+               {"reason", orNull(f.residency.text)}}}});
+    j["files"] = files;
+
+    json mem = json::object();
+    for (const auto &[k, v] : *report.meminfo)
+        mem[k] = v;
+    j["meminfo"] = mem;
+    j["meminfo_error"] = orNull(report.meminfoError);
+    j["faults"] = faultsJson(*report.faults);
+    j["kmsg"] = {{"readable", report.kmsg.observed()}, {"error", failureOrNull(report.kmsg)}};
+    return j;
+}
+
+} // namespace daxprobe

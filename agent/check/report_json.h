@@ -1,0 +1,13 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "probes/verdict.h"
+
+namespace daxprobe
+{
+
+// The documented "daxprobe.check/1" document (agent/REPORT.md).
+nlohmann::json reportToJson(const Report &report);
+
+} // namespace daxprobe

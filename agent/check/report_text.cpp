@@ -1,0 +1,206 @@
+#include "agent/check/report_text.h"
+
+#include <fmt/format.h>
+
+#include "base/text_escape.h"
+
+namespace daxprobe
+{
+
+namespace
+{
+
+std::string size(std::uint64_t bytes)
+{
+    if (bytes >= (1ULL << 30) && bytes % (1ULL << 20) == 0 && bytes >= (10ULL << 30))
+        return fmt::format("{:.1f} GiB", bytes / double(1ULL << 30));
+    if (bytes >= (1ULL << 20))
+        return fmt::format("{:.1f} MiB", bytes / double(1ULL << 20));
+    if (bytes >= 1024)
+        return fmt::format("{} KiB", bytes / 1024);
+    return fmt::format("{} B", bytes);
+}
+
+struct Style {
+    TextStyle style;
+    std::string mark(Severity s) const
+    {
+        const char *word = s == Severity::Ok ? "OK  " : s == Severity::Warning ? "WARN" : "FAIL";
+        if (style != TextStyle::Color)
+            return word;
+        const char *c = s == Severity::Ok        ? "\033[32m"
+                        : s == Severity::Warning ? "\033[33m"
+                                                 : "\033[31m";
+        return fmt::format("{}{}\033[0m", c, word);
+    }
+    // A verdict's lines (summary, evidence, warnings, fix) share its priority.
+    std::string prefix(Severity s) const
+    {
+        if (style != TextStyle::Journal)
+            return "";
+        return s == Severity::Ok ? "<6>" : s == Severity::Warning ? "<4>" : "<3>";
+    }
+};
+
+// Journal style: every line not already given a priority is information.
+std::string prefixInfo(const std::string &text)
+{
+    std::string out;
+    out.reserve(text.size() + text.size() / 16);
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t nl = text.find('\n', pos);
+        std::size_t end = nl == std::string::npos ? text.size() : nl + 1;
+        if (text.compare(pos, 1, "<") != 0)
+            out += "<6>";
+        out.append(text, pos, end - pos);
+        pos = end;
+    }
+    return out;
+}
+
+void appendVerdict(std::string &out, const Verdict &v, const Style &st, const char *indent)
+{
+    // Everything but the colour marks comes from the examined system.
+    std::string p = st.prefix(v.severity);
+    out += fmt::format("{}{}{} {}: {}\n", p, indent, st.mark(v.severity), v.code,
+                       printable(v.summary));
+    for (const auto &e : v.evidence)
+        out += fmt::format("{}{}       {:<10} {}\n", p, indent, e.check, printable(e.result));
+    // A warning of an otherwise good verdict is still a warning.
+    std::string pw = st.prefix(v.severity == Severity::Ok ? Severity::Warning : v.severity);
+    for (const auto &w : v.warnings)
+        out += fmt::format("{}{}       warning    {}\n", pw, indent, printable(w));
+    if (!v.remedy.empty())
+        out += fmt::format("{}{}       fix:       {}\n", p, indent, printable(v.remedy));
+}
+
+// The NFIT, the nd buses and regions, and whether ndctl could be read.
+void appendPlatform(std::string &out, const Report &report)
+{
+    const NfitInfo &nfit = *report.nfit;
+    const Topology &topology = *report.topology;
+    if (nfit.present)
+        out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n", nfit.length,
+                           nfit.checksumOk ? "ok" : "BAD", nfit.pmemRangeCount(),
+                           nfit.valid() ? "" : " (damaged)");
+    else
+        out += report.virtioPmem ? "NFIT       absent (virtio-pmem has none, by design)\n"
+                                 : "NFIT       absent\n";
+    for (const auto &b : topology.buses)
+        out += fmt::format("bus        {} ({})\n", printable(b.dev), printable(b.provider));
+    for (const auto &rr : report.regions) {
+        const NdRegion &r = *rr.region;
+        out += fmt::format(
+            "region     {:<12} {:<5} size {}, available {}, align {}, persistence {}{}\n",
+            printable(r.dev), printable(r.type), size(r.size), size(r.availableSize), size(r.align),
+            printable(r.persistenceDomain),
+            r.badblockCount ? fmt::format(", {} bad blocks", r.badblockCount) : "");
+    }
+    if (topology.failed())
+        out += fmt::format("ndctl      {}\n", printable(topology.text));
+}
+
+void appendNamespacesAndMounts(std::string &out, const Report &report, const Style &st)
+{
+    if (!report.namespaces.empty())
+        out += "\nNamespaces\n";
+    for (const auto &nr : report.namespaces) {
+        const NdNamespace &n = *nr.ns;
+        std::string dev = !n.blockdev.empty()  ? "/dev/" + n.blockdev
+                          : !n.chardev.empty() ? "/dev/" + n.chardev
+                                               : "-";
+        out +=
+            fmt::format("  {:<14} {:<7} {:<12} size {}{}{}\n", printable(n.dev), printable(n.mode),
+                        printable(dev), size(n.size), n.align ? ", align " + size(n.align) : "",
+                        n.map.empty() ? "" : ", map " + printable(n.map));
+        appendVerdict(out, nr.verdict, st, "    ");
+    }
+
+    if (!report.mounts.empty())
+        out += "\nMounts\n";
+    for (const auto &mr : report.mounts) {
+        out += fmt::format("  {:<14} {} on {}\n", printable(mr.mount->mountPoint),
+                           printable(mr.mount->fstype), printable(mr.mount->source));
+        appendVerdict(out, mr.verdict, st, "    ");
+    }
+}
+
+void appendFiles(std::string &out, const std::vector<FileFacts> &files)
+{
+    if (!files.empty())
+        out += "\nFiles\n";
+    for (const auto &f : files) {
+        std::string dax = f.statx.observed() ? (f.statx.dax ? "DAX" : "not DAX") : f.statx.text;
+        std::string res =
+            f.residency.observed()
+                ? (f.residency.method == "not_applicable"
+                       ? "page cache: none (DAX)"
+                       : fmt::format("page cache: {} of {} ({})", size(f.residency.residentBytes),
+                                     size(f.residency.sizeBytes), f.residency.method))
+                : "residency: " + f.residency.text;
+        out += fmt::format("  {}  {}, {}\n", printable(f.path), printable(dax), printable(res));
+    }
+}
+
+// Page cache and fault counters, and whether the fault sources can be used.
+void appendCounters(std::string &out, const Report &report)
+{
+    auto mem = [&](const char *k) {
+        auto it = report.meminfo->find(k);
+        return it == report.meminfo->end() ? std::string("?") : size(it->second);
+    };
+    out += fmt::format(
+        "\nPage cache Cached {}, Buffers {}, Shmem {}, Mapped {}, Dirty {}, MemAvailable {}\n",
+        mem("Cached"), mem("Buffers"), mem("Shmem"), mem("Mapped"), mem("Dirty"),
+        mem("MemAvailable"));
+    const FaultFacts &fl = *report.faults;
+    auto vm = [&](const char *k) {
+        auto it = fl.vmstat.find(k);
+        return it == fl.vmstat.end() ? std::string("?") : std::to_string(it->second);
+    };
+    out += fmt::format("Faults     pgfault {}, pgmajfault {}, thp_fault_fallback {}\n",
+                       vm("pgfault"), vm("pgmajfault"), vm("thp_fault_fallback"));
+    // Not run: perf is probed on a live run only (--root, --replay of an old capture).
+    auto source = [](const EvidenceOutcome &e, const std::string &usable) {
+        if (e.observed())
+            return usable;
+        return e.state == EvidenceState::NotRun ? std::string("not probed")
+                                                : "unusable: " + printable(e.text);
+    };
+    out += fmt::format("           perf counters: {}\n", source(fl.perf, "usable"));
+    out += fmt::format(
+        "           fs_dax tracepoints: {}\n",
+        source(fl.tracepoints, fmt::format("{} events in {}", fl.tracepoints.events.size(),
+                                           fl.tracepoints.tracefs)));
+    if (report.kmsg.failed())
+        out += fmt::format("           kernel log unreadable: {}\n", printable(report.kmsg.text));
+}
+
+} // namespace
+
+std::string reportToText(const Report &report, TextStyle style)
+{
+    Style st{style};
+    std::string out;
+    out += fmt::format(
+        "daxprobe check{}\n\n",
+        report.kernelRelease.empty() ? "" : " (kernel " + printable(report.kernelRelease) + ")");
+    appendPlatform(out, report);
+    appendNamespacesAndMounts(out, report, st);
+    appendFiles(out, *report.files);
+    appendCounters(out, report);
+
+    for (const auto &w : report.warnings)
+        out += fmt::format("\n{}warning: {}\n", st.prefix(Severity::Warning), printable(w));
+    if (report.bounceBuffer) {
+        out += "\nMemory cost\n";
+        appendVerdict(out, *report.bounceBuffer, st, "  ");
+    }
+    out += "\nVerdict\n";
+    appendVerdict(out, report.overall, st, "  ");
+    out += fmt::format("  exit code {}\n", report.exitCode);
+    return style == TextStyle::Journal ? prefixInfo(out) : out;
+}
+
+} // namespace daxprobe
