@@ -59,6 +59,7 @@ class MetricsRegistry
     static void applyReport(VmMetrics &m, const protocol::ReportSummary &report, std::int64_t now);
 
   private:
+    void appendCollector(std::string &out) const; // under mu_
     mutable std::mutex mu_;
     std::map<std::string, VmMetrics> vms_;
     std::uint64_t storeErrors_ = 0, storeFilesLost_ = 0, walRefused_ = 0;
