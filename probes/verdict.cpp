@@ -218,10 +218,7 @@ Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
     if (cannotDax(mr.ns))
         v.remedy = rebuildOnFsdax(m, *mr.ns);
     else if (m.fstype == "virtiofs")
-        // The DAX window is the host's to give (Kata: virtio_fs_cache_size).
-        v.remedy = "give the device a DAX window on the host: -device " +
-                   shellQuote("vhost-user-fs-pci,chardev=...,tag=" + m.source + ",cache-size=2G") +
-                   "; then " + remountDax(m);
+        v.remedy = "mount without dax, or " + virtiofsWithoutWindow();
     else
         v.remedy = remountDax(m);
     return v;
