@@ -613,7 +613,7 @@ class SharedBoot(unittest.TestCase):
     def test_shared_boots_can_share(self):
         """What `then` names exists, runs nothing further itself, and needs
         the same QEMU as its lead (one boot) and no host actor."""
-        qemu = lambda s: (s.nvdimm, s.label_size, s.virtio_pmem, s.cmdline)
+        qemu = lambda s: (s.nvdimm, s.label_size, s.virtio_pmem, s.cmdline, s.virtiofs_files)
         for lead in scenarios.SCENARIOS.values():
             for name in lead.then:
                 with self.subTest(lead=lead.name, later=name):
