@@ -67,8 +67,7 @@ std::string virtiofsNoWindow()
 std::string virtiofsWithoutWindow()
 {
     return "for one copy that every guest maps, share the image through virtio-pmem or an NVDIMM "
-           "with a DAX filesystem (" +
-           virtiofsNoWindow() + ")";
+           "with a DAX filesystem";
 }
 
 } // namespace daxprobe
