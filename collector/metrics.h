@@ -34,9 +34,10 @@ class MetricsRegistry
     std::string render() const;
 
     // The report's verdict and its mount verdicts (counted) into m.
-    static void applyReport(VmMetrics &m, const protocol::ReportCodes &codes, std::int64_t now);
+    static void applyReport(VmMetrics &m, const protocol::ReportSummary &report, std::int64_t now);
 
   private:
+    void appendCollector(std::string &out) const; // under mu_
     mutable std::mutex mu_;
     std::map<std::string, VmMetrics> vms_;
     std::uint64_t storeErrors_ = 0, storeFilesLost_ = 0, walRefused_ = 0;

@@ -52,4 +52,22 @@ std::string setDaxFlag(const std::string &dir)
     return fmt::format("xfs_io -c 'chattr +x' {}", shellQuote(dir));
 }
 
+// Checked 2026-12: QEMU 7.2's vhost-user-fs-pci has no window property
+// (-device vhost-user-fs-pci,help), upstream QEMU never merged one, and
+// Cloud Hypervisor's docs/fs.md says DAX "is not available". The window
+// lived in the virtio-fs project's QEMU branch that Kata built
+// (virtio_fs_cache_size). tests/style/qemu_remedies.py checks the options.
+std::string virtiofsNoWindow()
+{
+    return "virtio-fs DAX needs a DAX window from the VMM, and upstream QEMU (7.2 included) and "
+           "Cloud Hypervisor give none (only the virtio-fs project's out-of-tree QEMU, built by "
+           "Kata Containers with virtio_fs_cache_size, had one)";
+}
+
+std::string virtiofsWithoutWindow()
+{
+    return "for one copy that every guest maps, share the image through virtio-pmem or an NVDIMM "
+           "with a DAX filesystem";
+}
+
 } // namespace daxprobe

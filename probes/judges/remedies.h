@@ -22,5 +22,11 @@ std::string remakeFilesystem(const MountEntry &m, const std::string &extra);
 // Per-file DAX (dax=inode): the flag on a directory is inherited by files
 // created in it afterwards.
 std::string setDaxFlag(const std::string &dir);
+// virtio-fs DAX needs a window (a PCI BAR) from the VMM; the ones users run
+// give none. The fact (one sentence), and the remedy for files that are not
+// DAX: where DAX for shared files does exist (without the fact: a verdict
+// shows that as its warning).
+std::string virtiofsNoWindow();
+std::string virtiofsWithoutWindow();
 
 } // namespace daxprobe

@@ -188,6 +188,22 @@ Verdict judgeDaxActive(const MountReport &mr, bool statxDax, Verdict v)
     return v;
 }
 
+// virtio-fs without DAX files: where the data lives, and why (no window).
+Verdict judgeVirtiofs(const MountReport &mr, bool statxRan, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    v.code = code::VirtiofsPageCache;
+    v.severity = Severity::Warning;
+    v.summary = fmt::format("{} is virtio-fs (tag {}) {}: this guest copies what it reads into "
+                            "its own page cache",
+                            m.mountPoint, m.source,
+                            statxRan ? "and its files are not DAX"
+                                     : "and no file could be examined for DAX");
+    v.warnings.push_back(virtiofsNoWindow());
+    v.remedy = virtiofsWithoutWindow();
+    return v;
+}
+
 // DAX was asked for but files are not DAX: the silent fallback.
 Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
 {
@@ -204,12 +220,10 @@ Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
         v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
     if (cannotDax(mr.ns))
         v.remedy = rebuildOnFsdax(m, *mr.ns);
-    else if (m.fstype == "virtiofs")
-        // The DAX window is the host's to give (Kata: virtio_fs_cache_size).
-        v.remedy = "give the device a DAX window on the host: -device " +
-                   shellQuote("vhost-user-fs-pci,chardev=...,tag=" + m.source + ",cache-size=2G") +
-                   "; then " + remountDax(m);
-    else
+    else if (m.fstype == "virtiofs") {
+        v.warnings.push_back(virtiofsNoWindow());
+        v.remedy = "mount without dax, or " + virtiofsWithoutWindow();
+    } else
         v.remedy = remountDax(m);
     return v;
 }
@@ -262,6 +276,10 @@ Verdict judgeMountState(const MountReport &mr)
                    (opt == DaxOption::None && (m.fstype == "xfs" || m.fstype == "ext4"));
     if (perFile && deviceDax && !kmsgOff)
         return judgePerFile(mr, std::move(v));
+    // Without a window the kernel refuses dax=always, so a virtio-fs mount
+    // without DAX files is plain or dax=inode: dax=always would not help.
+    if (m.fstype == "virtiofs" && !statxDax && !optionOn)
+        return judgeVirtiofs(mr, statxRan, std::move(v));
     // Direct proof beats every inference: a file with the DAX attribute.
     if (statxDax || (!statxRan && optionOn && deviceDax && !kmsgOff))
         return judgeDaxActive(mr, statxDax, std::move(v));
@@ -317,15 +335,24 @@ Verdict judgeMount(const MountReport &mr)
 namespace
 {
 
+// Whether the namespace is on a virtio-pmem region, as its region's report says.
+bool onVirtioPmem(const Report &report, const NdNamespace &ns)
+{
+    for (const auto &r : report.regions)
+        if (r.region->dev == ns.region)
+            return r.virtioPmem;
+    return false;
+}
+
 // The mount's facts gathered, and what is decided about it once.
-MountReport describeMount(const Facts &facts, const MountEntry &m)
+MountReport describeMount(const Facts &facts, const Report &report, const MountEntry &m)
 {
     MountReport mr;
     mr.mount = &m;
     mr.daxOption = daxOption(m);
     mr.blockdev = facts.blockdevByNumber(m.major, m.minor);
     mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->name) : nullptr;
-    mr.virtioPmem = mr.ns && isVirtioPmem(facts.topology, *mr.ns);
+    mr.virtioPmem = mr.ns && onVirtioPmem(report, *mr.ns);
     if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
         mr.live = &it->second;
     std::string dev = mr.blockdev ? mr.blockdev->name : std::string();
@@ -361,8 +388,10 @@ void systemWarnings(const Facts &facts, Report &report)
     if (facts.nfit.present && !facts.nfit.valid())
         for (const auto &p : facts.nfit.problems)
             report.warnings.push_back("NFIT: " + p);
-    for (auto &note : virtioPmemNotes(facts.topology, facts.nfit.present))
-        report.warnings.push_back(std::move(note));
+    for (const auto &r : report.regions)
+        if (r.virtioPmem)
+            report.warnings.push_back(
+                virtioPmemNote(facts.topology, *r.region, facts.nfit.present));
     for (const auto &r : facts.topology.regions)
         if (r.badblockCount > 0)
             report.warnings.push_back(fmt::format("{}: {} bad blocks", r.dev, r.badblockCount));
@@ -442,7 +471,7 @@ Report evaluate(const Facts &facts)
     for (const auto &m : facts.mounts) {
         if (!isDaxCandidate(facts, m))
             continue;
-        MountReport mr = describeMount(facts, m);
+        MountReport mr = describeMount(facts, report, m);
         mr.verdict = judgeMount(mr);
         report.mounts.push_back(std::move(mr));
     }

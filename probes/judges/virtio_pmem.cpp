@@ -13,14 +13,6 @@ const NdBus *busOf(const Topology &topo, const NdRegion &region)
     return nullptr;
 }
 
-const NdRegion *regionOf(const Topology &topo, const NdNamespace &ns)
-{
-    for (const auto &r : topo.regions)
-        if (r.dev == ns.region)
-            return &r;
-    return nullptr;
-}
-
 bool isVirtioPmem(const Topology &topo, const NdRegion &region)
 {
     // The bus provider names the driver that registered the region; the
@@ -28,12 +20,6 @@ bool isVirtioPmem(const Topology &topo, const NdRegion &region)
     // but on its own would also fit an NVDIMM without ADR.
     const NdBus *b = busOf(topo, region);
     return b && b->provider == kVirtioPmemProvider;
-}
-
-bool isVirtioPmem(const Topology &topo, const NdNamespace &ns)
-{
-    const NdRegion *r = regionOf(topo, ns);
-    return r && isVirtioPmem(topo, *r);
 }
 
 std::string virtioPmemConsequence()
@@ -44,22 +30,15 @@ std::string virtioPmemConsequence()
            "false, so libpmem programs take the msync path";
 }
 
-std::vector<std::string> virtioPmemNotes(const Topology &topo, bool nfitPresent)
+std::string virtioPmemNote(const Topology &topo, const NdRegion &r, bool nfitPresent)
 {
-    std::vector<std::string> out;
-    for (const auto &r : topo.regions) {
-        if (!isVirtioPmem(topo, r))
-            continue;
-        const NdBus *b = busOf(topo, r);
-        out.push_back(
-            fmt::format("{} is virtio-pmem (bus {}, provider {}, persistence domain {}): {}; {}",
-                        r.dev, b ? b->dev : "?", kVirtioPmemProvider,
-                        r.persistenceDomain.empty() ? "unknown" : r.persistenceDomain,
-                        nfitPresent ? "it has no NFIT entry (the NFIT describes only the NVDIMMs)"
-                                    : "no ACPI NFIT, by design (virtio-pmem is not an NVDIMM)",
-                        virtioPmemConsequence()));
-    }
-    return out;
+    const NdBus *b = busOf(topo, r);
+    return fmt::format("{} is virtio-pmem (bus {}, provider {}, persistence domain {}): {}; {}",
+                       r.dev, b ? b->dev : "?", kVirtioPmemProvider,
+                       r.persistenceDomain.empty() ? "unknown" : r.persistenceDomain,
+                       nfitPresent ? "it has no NFIT entry (the NFIT describes only the NVDIMMs)"
+                                   : "no ACPI NFIT, by design (virtio-pmem is not an NVDIMM)",
+                       virtioPmemConsequence());
 }
 
 } // namespace daxprobe

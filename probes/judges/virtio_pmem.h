@@ -1,7 +1,6 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "probes/readers/topology.h"
 
@@ -15,16 +14,14 @@ namespace daxprobe
 inline constexpr const char *kVirtioPmemProvider = "virtio-pmem";
 
 const NdBus *busOf(const Topology &topo, const NdRegion &region);
-const NdRegion *regionOf(const Topology &topo, const NdNamespace &ns);
 bool isVirtioPmem(const Topology &topo, const NdRegion &region);
-bool isVirtioPmem(const Topology &topo, const NdNamespace &ns);
 
 // What an application on a virtio-pmem DAX mount must do instead of relying
 // on MAP_SYNC: one sentence, shared by the mount verdict and the warning.
 std::string virtioPmemConsequence();
 
-// System-wide lines about the virtio-pmem regions (empty without one):
-// the NFIT is absent by design, flushes are asynchronous.
-std::vector<std::string> virtioPmemNotes(const Topology &topo, bool nfitPresent);
+// The system-wide line about a virtio-pmem region: the NFIT is absent by
+// design, flushes are asynchronous.
+std::string virtioPmemNote(const Topology &topo, const NdRegion &region, bool nfitPresent);
 
 } // namespace daxprobe

@@ -47,7 +47,7 @@ void readBlockdevs(const Root &root, Facts &facts)
 
 bool isDaxCandidate(const Facts &facts, const MountEntry &mount)
 {
-    if (daxOption(mount) != DaxOption::None)
+    if (daxOption(mount) != DaxOption::None || mount.fstype == "virtiofs")
         return true;
     if (const BlockDevFacts *b = facts.blockdevByNumber(mount.major, mount.minor))
         return isPmemName(b->name) || facts.topology.namespaceByBlockdev(b->name);

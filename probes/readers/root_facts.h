@@ -13,8 +13,9 @@ namespace daxprobe
 void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg = nullptr,
                    FaultProbeCache *faultProbes = nullptr);
 
-// Mounts daxprobe examines: those on a pmem block device, and those with a
-// dax option whatever their device.
+// Mounts daxprobe examines: those on a pmem block device, those with a
+// dax option whatever their device, and virtio-fs (where shared files live
+// when they are not on pmem).
 bool isDaxCandidate(const Facts &facts, const MountEntry &mount);
 
 } // namespace daxprobe

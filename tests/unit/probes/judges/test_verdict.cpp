@@ -177,7 +177,7 @@ TEST_CASE("mounts: dax=always shown but files not DAX is silently off", "[verdic
     CHECK_THAT(v.remedy, Catch::Contains("mount -o dax=always /dev/pmem0 /mnt/pmem"));
 }
 
-TEST_CASE("mounts: virtiofs with dax is judged by statx, and fixed on the host", "[verdict]")
+TEST_CASE("mounts: virtiofs with dax is judged by statx; no VMM option is invented", "[verdict]")
 {
     MountEntry m = mountOf("virtiofs", "rw,dax=always");
     m.major = 0;
@@ -191,8 +191,27 @@ TEST_CASE("mounts: virtiofs with dax is judged by statx, and fixed on the host",
     MountLiveFacts noDax = liveFacts(false, false);
     v = judgeMount(m, nullptr, nullptr, &noDax, {});
     CHECK(v.code == code::DaxSilentlyOff);
-    CHECK_THAT(v.remedy, Catch::Contains("cache-size"));
-    CHECK_THAT(v.remedy, Catch::Contains("tag=kataShared"));
+    CHECK_THAT(v.warnings.at(0), Catch::Contains("upstream QEMU (7.2 included)"));
+    CHECK_THAT(v.remedy, !Catch::Contains("cache-size"));
+}
+
+TEST_CASE("mounts: virtiofs without DAX files is where the page cache holds the data", "[verdict]")
+{
+    MountLiveFacts noDax = liveFacts(false, false);
+    for (const char *opts : {"rw", "rw,dax=inode"}) {
+        MountEntry m = mountOf("virtiofs", opts);
+        m.major = 0;
+        m.minor = 40;
+        m.source = "share";
+        Verdict v = judgeMount(m, nullptr, nullptr, &noDax, {});
+        CHECK(v.code == code::VirtiofsPageCache);
+        CHECK(v.severity == Severity::Warning);
+        CHECK_THAT(v.summary, Catch::Contains("its own page cache"));
+        CHECK_THAT(v.summary, Catch::Contains("files are not DAX"));
+        // The kernel refuses dax=always without a window: never the remedy.
+        CHECK_THAT(v.remedy, !Catch::Contains("dax=always"));
+        CHECK_THAT(v.remedy, Catch::Contains("virtio-pmem"));
+    }
 }
 
 TEST_CASE("mounts: fsdax without the option is not requested", "[verdict]")

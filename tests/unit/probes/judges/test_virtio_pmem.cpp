@@ -56,7 +56,14 @@ TEST_CASE("virtio-pmem is recognised by its bus provider", "[verdict][virtio-pme
     Facts f = virtioFacts(true);
     CHECK(isVirtioPmem(f.topology, f.topology.regions[0]));
     CHECK_FALSE(isVirtioPmem(f.topology, f.topology.regions[1]));
-    CHECK(isVirtioPmem(f.topology, f.topology.namespaces[0]));
+    // The report decides it once per region; the mount takes its region's.
+    Report r = evaluate(f);
+    REQUIRE(r.regions.size() == 2);
+    CHECK(r.regions[0].virtioPmem);
+    CHECK_FALSE(r.regions[1].virtioPmem);
+    CHECK(r.virtioPmem);
+    REQUIRE(r.mounts.size() == 1);
+    CHECK(r.mounts[0].virtioPmem);
 }
 
 TEST_CASE("virtio-pmem alone: no NFIT by design, MAP_SYNC refusal expected",
