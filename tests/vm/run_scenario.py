@@ -176,7 +176,8 @@ def main():
             guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
                           label_size=scenario.label_size, capture=args.capture,
                           human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
-                          extra_cmdline=scenario.boot_cmdline())
+                          extra_cmdline=scenario.boot_cmdline(),
+                          virtiofs_files=scenario.virtiofs_files)
             try:
                 files = boot_and_collect(args, scenario, guest, info, last)
                 break

@@ -12,6 +12,7 @@
 #include "collector/backing_files.h"
 #include "collector/ledger.h"
 #include "collector/ledger_metrics.h"
+#include "collector/metrics.h"
 #include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe::collector;
