@@ -1,7 +1,7 @@
 #include "protocol/report_summary.h"
 
+#include "protocol/identifier.h"
 #include "protocol/json_text.h"
-#include "protocol/schema.h"
 
 namespace daxprobe::protocol
 {

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "protocol/identifier.h"
 #include "protocol/message.h"
 #include "protocol/report_summary.h"
 
@@ -103,9 +104,5 @@ Result<Ack> parseAckArguments(const json &arguments);
 
 // Largest seq a peer may send: JSON numbers are doubles to many readers.
 inline constexpr std::uint64_t kMaxSeq = (1ULL << 53);
-
-// Cleans a peer-supplied identifier for storage and display: bounded length,
-// printable ASCII only.
-std::string sanitizeIdentifier(std::string_view s, std::size_t maxLen);
 
 } // namespace daxprobe::protocol
