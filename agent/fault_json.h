@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/fault_counters.h"
-#include "probes/footprint.h"
+#include "probes/judges/footprint.h"
+#include "probes/readers/fault_counters.h"
 
 namespace daxprobe
 {

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/evidence_state.h"
+#include "base/evidence_state.h"
 
 namespace daxprobe
 {

@@ -73,7 +73,7 @@ def ingest_once(build, guests, per_guest, window, max_rows, rate=0):
         coll = subprocess.Popen(
             [os.path.join(build, "collector", "daxprobe-collector"), "run", "--watch-dir", watch,
              "--state-dir", state, "--metrics-listen", "", "--max-guests", str(guests + 10),
-             "--guest-rate", "1000000000", "--guest-byte-rate", "1000000000000",
+             "--guest-rate", "1000000", "--guest-byte-rate", "10000000000",
              "--max-rows", str(max_rows), "--log-level", "warn"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:

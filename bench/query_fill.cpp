@@ -50,13 +50,13 @@ int main(int argc, char **argv)
     std::vector<std::string> names;
     for (std::uint64_t v = 0; v < vms; ++v)
         names.push_back(fmt::format("g{:04}", v));
-    std::vector<protocol::ReportRecord> envs(vms, protocol::recordOf(r));
+    std::vector<BatchEntry> envs(vms, BatchEntry{protocol::recordOf(r)});
+    std::vector<ChannelReports> batch;
+    for (std::uint64_t v = 0; v < vms; ++v)
+        batch.push_back({&names[v], std::span(&envs[v], 1)});
     for (std::uint64_t seq = 1; seq * vms <= rows; ++seq) {
-        std::vector<ReportWrite> batch;
-        for (std::uint64_t v = 0; v < vms; ++v) {
-            envs[v].seq = seq;
-            batch.push_back({&names[v], &envs[v]});
-        }
+        for (auto &e : envs)
+            e.record.seq = seq;
         if (auto ok = s->addReports(batch, 1796000000 + std::int64_t(seq)); !ok) {
             fmt::print(stderr, "query_fill: {}\n", ok.error().describe());
             return 1;

@@ -7,9 +7,9 @@
 
 #include <array>
 
+#include "base/page_residency.h"
 #include "base/root.h"
-#include "probes/dax_evidence.h"
-#include "probes/residency.h"
+#include "base/statx_dax.h"
 
 namespace daxprobe::collector
 {

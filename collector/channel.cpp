@@ -276,18 +276,17 @@ bool Channel::handle(std::int64_t now)
     return !ingestor_->uncommitted().empty();
 }
 
-const std::vector<protocol::ReportRecord> &Channel::uncommitted() const
+ChannelReports Channel::reports()
 {
-    static const std::vector<protocol::ReportRecord> none;
-    return ingestor_ ? ingestor_->uncommitted() : none;
+    return {&config_.name, ingestor_ ? ingestor_->uncommitted() : std::span<BatchEntry>()};
 }
 
-void Channel::complete(std::int64_t now, const Result<std::vector<bool>> *outcome)
+void Channel::complete(std::int64_t now, const Result<void> *committed)
 {
     if (!fd_)
         return;
-    if (outcome)
-        ingestor_->afterCommit(*outcome);
+    if (committed)
+        ingestor_->afterCommit(*committed);
     if (handled_) {
         handled_ = false;
         out_ += ingestor_->takeOutput();

@@ -59,12 +59,13 @@ class Channel
     void onReadable(std::int64_t now, std::size_t room);
     // Phase one of the channel's turn: handles at most
     // options.maxMessagesPerWake queued messages. True if reports wait for
-    // the commit (uncommitted()).
+    // the commit (reports()).
     bool handle(std::int64_t now);
-    const std::vector<protocol::ReportRecord> &uncommitted() const;
-    // Phase two: the commit's outcome for uncommitted() (null: none were
-    // uncommitted), then acks, violations, the held store's resync, flush.
-    void complete(std::int64_t now, const Result<std::vector<bool>> *outcome);
+    // This channel's part of the wake's batch: its reports, named by its VM.
+    ChannelReports reports();
+    // Phase two: the commit of reports() (null: there were none), then
+    // acks from their receipts, violations, the held store's resync, flush.
+    void complete(std::int64_t now, const Result<void> *committed);
     void flush(std::int64_t now);
 
     // Input is waiting in the socket (edge-triggered: until a short read).

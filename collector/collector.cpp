@@ -255,31 +255,22 @@ Result<void> Collector::runOnce(int maxWaitMs)
             turn.push_back(&c);
     readAndHandle(turn, now);
 
-    // Every report of the wake, of every guest, in one transaction; acks after.
+    // Every report of the wake, of every guest, in one transaction; each
+    // channel acks after it from its own receipts.
     std::vector<Channel *> withReports, without;
-    std::vector<ReportWrite> batch;
+    std::vector<ChannelReports> batch;
     for (Channel *c : turn) {
         if (!c->handle(now)) {
             without.push_back(c);
             continue;
         }
         withReports.push_back(c);
-        for (const auto &r : c->uncommitted())
-            batch.push_back({&c->config().name, &r});
+        batch.push_back(c->reports());
     }
     if (!batch.empty()) {
-        auto outcome = storeReports(store_, *metrics_, batch, wallSeconds());
-        std::size_t at = 0;
-        for (Channel *c : withReports) {
-            std::size_t k = c->uncommitted().size();
-            Result<std::vector<bool>> mine =
-                outcome ? Result<std::vector<bool>>(std::vector<bool>(
-                              outcome->begin() + static_cast<std::ptrdiff_t>(at),
-                              outcome->begin() + static_cast<std::ptrdiff_t>(at + k)))
-                        : tl::unexpected(outcome.error());
-            at += k;
-            c->complete(now, &mine);
-        }
+        Result<void> committed = storeReports(store_, *metrics_, batch, wallSeconds());
+        for (Channel *c : withReports)
+            c->complete(now, &committed);
     }
     for (Channel *c : without)
         c->complete(now, nullptr);

@@ -1,6 +1,7 @@
 #include "collector/ingest.h"
 
 #include <algorithm>
+#include <variant>
 
 namespace daxprobe::collector
 {
@@ -77,32 +78,28 @@ std::size_t Ingestor::process(std::size_t maxMessages)
 void Ingestor::handleLine(const std::string &line)
 {
     ++stats_.messages;
-    // Reports, nearly every line, in one validating pass without a DOM;
-    // the rest (greetings, returns) through the DOM.
-    auto report = protocol::decodeReportLine(line, limits_.message);
-    if (!report) {
-        invalid(report.error().message);
+    // Reports, nearly every line, from the text without a DOM; the rest
+    // (greetings, returns) through the DOM: one decode either way.
+    auto decoded = protocol::decodeLine(line, limits_.message);
+    if (!decoded) {
+        invalid(decoded.error().message);
         return;
     }
-    if (*report) {
-        handleReport(std::move(**report));
+    if (auto *report = std::get_if<protocol::ReportRecord>(&*decoded)) {
+        handleReport(std::move(*report));
         return;
     }
-    auto m = protocol::decode(line, limits_.message);
-    if (!m) {
-        invalid(m.error().message);
-        return;
-    }
-    switch (m->kind) {
+    const Message &m = std::get<Message>(*decoded);
+    switch (m.kind) {
     case Message::Kind::Event:
-        handleEvent(*m);
+        handleEvent(m);
         break;
     case Message::Kind::Return:
-        handleReturn(*m);
+        handleReturn(m);
         break;
     case Message::Kind::Error:
         ++stats_.errorsFromAgent;
-        if (m->id == "ack" && acksUnanswered_ > 0) {
+        if (m.id == "ack" && acksUnanswered_ > 0) {
             --acksUnanswered_;
             ++stats_.ackReplies;
         }
@@ -131,12 +128,8 @@ void Ingestor::handleEvent(const Message &m)
             hooks_.identity(*identity_);
         return;
     }
-    if (m.name == protocol::kEventReport) {
-        // decodeReportLine() took every valid one: this one breaks a rule.
-        auto r = protocol::parseReportEvent(m);
-        invalid(r ? "report event refused" : r.error().message);
-    }
-    // else a newer agent's event: ignore, do not punish
+    // Reports never come here (decodeLine reads them): a newer agent's
+    // event. Ignore it, do not punish.
 }
 
 void Ingestor::handleReport(protocol::ReportRecord r)
@@ -148,14 +141,15 @@ void Ingestor::handleReport(protocol::ReportRecord r)
         ++stats_.deferred;
         return;
     }
-    uncommitted_.push_back(std::move(r));
+    uncommitted_.push_back({std::move(r)});
 }
 
-void Ingestor::afterCommit(const Result<std::vector<bool>> &outcome)
+void Ingestor::afterCommit(const Result<void> &committed)
 {
     if (uncommitted_.empty())
         return;
-    if (!outcome || outcome->size() != uncommitted_.size()) {
+    auto pending = [](const BatchEntry &p) { return p.receipt == Receipt::NotStored; };
+    if (!committed || std::any_of(uncommitted_.begin(), uncommitted_.end(), pending)) {
         // None of them is stored: the first failed, the rest were not even
         // tried on their own. Nothing is acked until resync() brings them back.
         ++stats_.storeErrors;
@@ -167,9 +161,9 @@ void Ingestor::afterCommit(const Result<std::vector<bool>> &outcome)
     // Committed: acks are cumulative, so one per stream, for its highest
     // seq, tells the agent everything the per-report acks would.
     std::vector<std::pair<std::string_view, std::uint64_t>> top;
-    for (std::size_t i = 0; i < uncommitted_.size(); ++i) {
-        const auto &r = uncommitted_[i];
-        ++((*outcome)[i] ? stats_.stored : stats_.duplicates);
+    for (const auto &p : uncommitted_) {
+        ++(p.receipt == Receipt::Stored ? stats_.stored : stats_.duplicates);
+        const auto &r = p.record;
         auto it =
             std::find_if(top.begin(), top.end(), [&](auto &t) { return t.first == r.stream; });
         if (it == top.end())

@@ -4,10 +4,12 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "collector/report_batch.h"
 #include "protocol/line_decoder.h"
 #include "protocol/message.h"
 #include "protocol/schema.h"
@@ -53,12 +55,15 @@ class Ingestor
     // of one wake with it, so one guest cannot stall the others. Reports
     // are validated and wait in uncommitted() for a commit; nothing is acked yet.
     std::size_t process(std::size_t maxMessages);
-    // Reports handled but not committed yet, oldest first.
-    const std::vector<protocol::ReportRecord> &uncommitted() const { return uncommitted_; }
-    // The outcome of committing uncommitted(): on success one ack per stream
-    // (cumulative, the highest seq) is owed; on failure the connection is
-    // held (below) and the reports count as one store error and deferred.
-    void afterCommit(const Result<std::vector<bool>> &outcome);
+    // Reports handled but not committed yet, oldest first, each with the
+    // receipt the commit fills (collector/report_batch.h).
+    std::span<BatchEntry> uncommitted() { return uncommitted_; }
+    std::span<const BatchEntry> uncommitted() const { return uncommitted_; }
+    // After the commit of uncommitted(): one ack per stream (cumulative, the
+    // highest seq) from the receipts. If the commit failed, or left a
+    // receipt NotStored, nothing is acked: the connection is held (below) and
+    // the reports count as one store error and deferred.
+    void afterCommit(const Result<void> &committed);
     // Lines received but not handled yet.
     std::size_t backlog() const { return lines_.size(); }
     // Bytes the peer makes us hold: its partial line and the queued lines.
@@ -96,7 +101,7 @@ class Ingestor
     std::optional<protocol::AgentIdentity> identity_;
     IngestStats stats_;
     std::deque<std::string> lines_;
-    std::vector<protocol::ReportRecord> uncommitted_;
+    std::vector<BatchEntry> uncommitted_;
     std::uint64_t acksUnanswered_ = 0; // answers to these are free of the rate limit
     std::size_t backlogBytes_ = 0;
     std::int64_t syncId_ = -1;

@@ -10,14 +10,12 @@
 
 #include "base/text_escape.h"
 #include "collector/query.h"
-#include "protocol/json_text.h"
+#include "protocol/report_summary.h"
 
 namespace daxprobe::collector
 {
 
 using nlohmann::json;
-using protocol::JsonArrayReader;
-using protocol::JsonObjectReader;
 
 namespace
 {
@@ -31,72 +29,30 @@ std::uint64_t satAdd(std::uint64_t a, std::uint64_t b)
                : a + b;
 }
 
-std::optional<std::uint64_t> claim(std::string_view v)
+std::optional<std::uint64_t> claim(std::optional<std::uint64_t> n)
 {
-    auto n = protocol::jsonUnsigned(v);
     if (!n || *n > kMaxClaim)
         return std::nullopt;
     return n;
 }
 
-// mounts[].verdict.code and .blockdev.
-std::pair<std::string, std::string> mountCodeAndDevice(std::string_view mount)
-{
-    std::string key, code, dev;
-    std::string_view v;
-    for (JsonObjectReader m(mount); m.next(key, v);) {
-        if (key == "blockdev") {
-            dev = protocol::jsonString(v).value_or("");
-        } else if (key == "verdict") {
-            std::string k2;
-            std::string_view v2;
-            for (JsonObjectReader r(v); r.next(k2, v2);)
-                if (k2 == "code")
-                    code = protocol::jsonString(v2).value_or("");
-        }
-    }
-    return {code, dev};
-}
-
 } // namespace
 
-GuestMemory guestMemoryOf(std::string_view reportText)
+GuestMemory guestMemoryOf(const protocol::ReportSummary &report)
 {
     GuestMemory g;
-    std::string key;
-    std::string_view v, meminfo, mounts, namespaces;
-    for (JsonObjectReader r(reportText); r.next(key, v);) {
-        if (key == "meminfo")
-            meminfo = v;
-        else if (key == "mounts")
-            mounts = v;
-        else if (key == "namespaces")
-            namespaces = v;
+    if (auto n = claim(report.pageCacheBytes)) {
+        g.pageCacheBytes = *n;
+        g.reported = true;
     }
-    for (JsonObjectReader r(meminfo); r.next(key, v);)
-        if (key == "Cached")
-            if (auto n = claim(v)) {
-                g.pageCacheBytes = *n;
-                g.reported = true;
-            }
-    std::set<std::string> daxDevices;
-    std::string_view e;
-    for (JsonArrayReader a(mounts); a.next(e);) {
-        auto [code, dev] = mountCodeAndDevice(e);
-        if (!dev.empty() && (code == "dax_active" || code == "dax_per_file"))
-            daxDevices.insert(dev);
-    }
-    std::set<std::string> counted; // a repeated namespace counts once
-    for (JsonArrayReader a(namespaces); a.next(e);) {
-        std::string dev;
-        std::optional<std::uint64_t> size;
-        for (JsonObjectReader n(e); n.next(key, v);) {
-            if (key == "blockdev")
-                dev = protocol::jsonString(v).value_or("");
-            else if (key == "size")
-                size = claim(v);
-        }
-        if (size && daxDevices.count(dev) && counted.insert(dev).second)
+    std::set<std::string_view> daxDevices;
+    for (const auto &m : report.mounts)
+        if (!m.blockdev.empty() && (m.code == "dax_active" || m.code == "dax_per_file"))
+            daxDevices.insert(m.blockdev);
+    std::set<std::string_view> counted; // a repeated namespace counts once
+    for (const auto &n : report.namespaces) {
+        auto size = claim(n.size);
+        if (size && daxDevices.count(n.blockdev) && counted.insert(n.blockdev).second)
             g.daxMountBytes = satAdd(g.daxMountBytes, *size);
     }
     return g;
@@ -132,7 +88,7 @@ LedgerVm ledgerVmOf(std::string vm, const json &hostFacts, std::string_view repo
     LedgerVm out;
     out.vm = std::move(vm);
     if (!reportText.empty())
-        out.guest = guestMemoryOf(reportText);
+        out.guest = guestMemoryOf(protocol::summarizeReport(reportText));
     if (!hostFacts.is_object())
         return out;
     auto u64 = [](const json &j, const char *k) {

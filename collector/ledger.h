@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/report_summary.h"
+
 namespace daxprobe::collector
 {
 
@@ -26,7 +28,7 @@ struct GuestMemory {
     // from the host's file instead of through its own page cache.
     std::uint64_t daxMountBytes = 0;
 };
-GuestMemory guestMemoryOf(std::string_view reportText);
+GuestMemory guestMemoryOf(const protocol::ReportSummary &report);
 
 struct LedgerFile {
     std::string path, role;

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "collector/ledger.h"
-#include "collector/metrics.h"
+#include "collector/vm_metrics.h"
 
 namespace daxprobe::collector
 {

@@ -11,38 +11,6 @@
 namespace daxprobe::collector
 {
 
-// A label value is the name as `query` and the log show it (printable():
-// bytes that are not UTF-8, controls and bidi overrides as \xNN, the
-// backslash doubled), so two names that differ in one invalid byte stay two
-// series, and the page stays UTF-8 (Prometheus rejects the whole scrape
-// otherwise); then the exposition format's own escapes of \ and ".
-std::string escapeLabel(std::string_view v)
-{
-    std::string shown = printable(v);
-    std::string out;
-    out.reserve(shown.size());
-    for (char c : shown) {
-        if (c == '\\' || c == '"')
-            out.push_back('\\');
-        out.push_back(c);
-    }
-    return out;
-}
-
-void VmMetrics::noteAgentDropped(const std::string &stream, std::uint64_t count)
-{
-    if (stream != droppedStream) {
-        droppedStream = stream;
-        droppedSeen = 0;
-    }
-    // A count that went down within a stream is a guest's say-so, not a
-    // counter reset: nothing is added until it passes what was seen.
-    if (count > droppedSeen) {
-        agentDropped += count - droppedSeen;
-        droppedSeen = count;
-    }
-}
-
 void MetricsRegistry::update(const std::string &vm, const std::function<void(VmMetrics &)> &fn)
 {
     std::lock_guard lock(mu_);
@@ -93,47 +61,54 @@ void MetricsRegistry::setHttpConnections(std::size_t active, std::size_t limit)
     httpLimit_ = limit;
 }
 
-void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportCodes &codes,
+void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportSummary &report,
                                   std::int64_t now)
 {
-    m.verdict = codes.verdict;
+    m.verdict = report.code;
     m.lastReportAt = now;
     m.mounts.clear();
-    for (const std::string &code : codes.mounts) {
+    for (const auto &mount : report.mounts) {
         // Only the documented codes: a guest must not mint label values at will.
         for (const char *known : protocol::kMountCodes)
-            if (code == known)
-                ++m.mounts[code];
+            if (mount.code == known)
+                ++m.mounts[mount.code];
     }
 }
 
-std::string MetricsRegistry::render() const
+namespace
 {
-    std::lock_guard lock(mu_);
-    std::string out;
-    auto family = [&](const char *name, const char *type, const char *help) {
-        out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-    };
-    auto each = [&](auto fn) {
-        for (const auto &[vm, m] : vms_)
-            fn(escapeLabel(vm), m);
-    };
 
-    family("daxprobe_vm_connected", "gauge",
+using Vms = std::map<std::string, VmMetrics>;
+
+void family(std::string &out, const char *name, const char *type, const char *help)
+{
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+template <class Fn> void eachVm(const Vms &vms, Fn fn)
+{
+    for (const auto &[vm, m] : vms)
+        fn(escapeLabel(vm), m);
+}
+
+// What the VM's last report said.
+void appendVerdicts(std::string &out, const Vms &vms)
+{
+    family(out, "daxprobe_vm_connected", "gauge",
            "1 while the collector is connected to the VM's channel");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         out += fmt::format("daxprobe_vm_connected{{vm=\"{}\"}} {}\n", vm, m.connected ? 1 : 0);
     });
-    family("daxprobe_vm_verdict", "gauge", "1 for the VM's current top-level verdict code");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    family(out, "daxprobe_vm_verdict", "gauge", "1 for the VM's current top-level verdict code");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         if (m.verdict.empty())
             return;
         for (const char *v : protocol::kOverallCodes)
             out += fmt::format("daxprobe_vm_verdict{{vm=\"{}\",verdict=\"{}\"}} {}\n", vm, v,
                                m.verdict == v ? 1 : 0);
     });
-    family("daxprobe_vm_mounts", "gauge", "Mounts in the VM's last report, by verdict code");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    family(out, "daxprobe_vm_mounts", "gauge", "Mounts in the VM's last report, by verdict code");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         if (m.verdict.empty())
             return;
         for (const char *v : protocol::kMountCodes) {
@@ -142,13 +117,18 @@ std::string MetricsRegistry::render() const
                                it == m.mounts.end() ? 0 : it->second);
         }
     });
-    family("daxprobe_vm_last_report_timestamp_seconds", "gauge", "When the last report was stored");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    family(out, "daxprobe_vm_last_report_timestamp_seconds", "gauge",
+           "When the last report was stored");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         if (m.lastReportAt)
             out += fmt::format("daxprobe_vm_last_report_timestamp_seconds{{vm=\"{}\"}} {}\n", vm,
                                m.lastReportAt);
     });
+}
 
+// What the collector counted of the VM's channel.
+void appendChannelCounters(std::string &out, const Vms &vms)
+{
     struct Counter {
         const char *name, *help;
         std::uint64_t VmMetrics::*field;
@@ -178,48 +158,53 @@ std::string MetricsRegistry::render() const
          "Reports the agent dropped from its full queue (agent's count)", &VmMetrics::agentDropped},
     };
     for (const auto &c : kCounters) {
-        family(c.name, "counter", c.help);
-        each([&](const std::string &vm, const VmMetrics &m) {
+        family(out, c.name, "counter", c.help);
+        eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
             out += fmt::format("{}{{vm=\"{}\"}} {}\n", c.name, vm, m.*(c.field));
         });
     }
-    family("daxprobe_vm_store_held", "gauge",
+    family(out, "daxprobe_vm_store_held", "gauge",
            "1 while acks to the VM are withheld after a store error (until a resend is stored)");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         out += fmt::format("daxprobe_vm_store_held{{vm=\"{}\"}} {}\n", vm, m.storeHeld ? 1 : 0);
     });
-    family("daxprobe_collector_disconnects_total", "counter", "Disconnects, by reason");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    family(out, "daxprobe_collector_disconnects_total", "counter", "Disconnects, by reason");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         for (const auto &[reason, n] : m.disconnects)
             out +=
                 fmt::format("daxprobe_collector_disconnects_total{{vm=\"{}\",reason=\"{}\"}} {}\n",
                             vm, escapeLabel(reason), n);
     });
+}
 
-    family("daxprobe_vm_qemu_rss_bytes", "gauge", "Resident set of the VM's QEMU process");
-    each([&](const std::string &vm, const VmMetrics &m) {
+// The VM's QEMU process and its NVDIMM backends, as the host measured them.
+void appendQemu(std::string &out, const Vms &vms)
+{
+    family(out, "daxprobe_vm_qemu_rss_bytes", "gauge", "Resident set of the VM's QEMU process");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
             out +=
                 fmt::format("daxprobe_vm_qemu_rss_bytes{{vm=\"{}\"}} {}\n", vm, m.qemu->rssBytes);
     });
-    family("daxprobe_vm_qemu_pss_bytes", "gauge", "Proportional set size of the VM's QEMU process");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    family(out, "daxprobe_vm_qemu_pss_bytes", "gauge",
+           "Proportional set size of the VM's QEMU process");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
             out +=
                 fmt::format("daxprobe_vm_qemu_pss_bytes{{vm=\"{}\"}} {}\n", vm, m.qemu->pssBytes);
     });
-    family("daxprobe_vm_nvdimm_backend_resident_bytes", "gauge",
+    family(out, "daxprobe_vm_nvdimm_backend_resident_bytes", "gauge",
            "Resident size of the NVDIMM backend file mapping in QEMU");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
             for (const auto &b : m.qemu->backends)
                 out += fmt::format("daxprobe_vm_nvdimm_backend_resident_bytes{{vm=\"{}\",backend="
                                    "\"{}\",path=\"{}\"}} {}\n",
                                    vm, escapeLabel(b.id), escapeLabel(b.memPath), b.residentBytes);
     });
-    family("daxprobe_vm_nvdimm_backend_persistent", "gauge",
+    family(out, "daxprobe_vm_nvdimm_backend_persistent", "gauge",
            "1 if the NVDIMM backend can persist guest writes (shared and on pmem/DAX or pmem=on)");
-    each([&](const std::string &vm, const VmMetrics &m) {
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
         if (m.qemu)
             for (const auto &b : m.qemu->backends)
                 out += fmt::format("daxprobe_vm_nvdimm_backend_persistent{{vm=\"{}\",backend=\"{}"
@@ -227,10 +212,27 @@ std::string MetricsRegistry::render() const
                                    vm, escapeLabel(b.id), b.persistence,
                                    b.persistence == "pmem" ? 1 : 0);
     });
+}
+
+} // namespace
+
+std::string MetricsRegistry::render() const
+{
+    std::lock_guard lock(mu_);
+    std::string out;
+    appendVerdicts(out, vms_);
+    appendChannelCounters(out, vms_);
+    appendQemu(out, vms_);
     appendLedgerMetrics(out, vms_);
-    // The collector's own unlabelled figures: a family and its one sample.
+    appendCollector(out);
+    return out;
+}
+
+// The collector's own unlabelled figures: a family and its one sample.
+void MetricsRegistry::appendCollector(std::string &out) const
+{
     auto scalar = [&](const char *name, const char *type, const char *help, auto value) {
-        family(name, type, help);
+        family(out, name, type, help);
         out += fmt::format("{} {}\n", name, value);
     };
     scalar("daxprobe_collector_store_errors_total", "counter",
@@ -256,11 +258,10 @@ std::string MetricsRegistry::render() const
     scalar("daxprobe_collector_http_connections_limit", "gauge",
            "At most this many /metrics connections are served at once; more wait in the backlog",
            httpLimit_);
-    family("daxprobe_build_info", "gauge",
+    family(out, "daxprobe_build_info", "gauge",
            "Always 1: the collector's version and the git revision it was built from");
     out += fmt::format("daxprobe_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
                        escapeLabel(projectVersion()), escapeLabel(vcsRevision()));
-    return out;
 }
 
 } // namespace daxprobe::collector

@@ -9,33 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collector/host_facts.h"
-#include "collector/ledger.h"
+#include "collector/vm_metrics.h"
 #include "protocol/schema.h"
 
 namespace daxprobe::collector
 {
-
-// What /metrics shows about one VM (Prometheus naming: daxprobe_ prefix,
-// base units, _total for counters).
-struct VmMetrics {
-    bool connected = false;
-    std::uint64_t connects = 0, bytes = 0, messages = 0, reports = 0, stored = 0, duplicates = 0,
-                  invalid = 0, throttled = 0, agentDropped = 0, storeErrors = 0, deferred = 0;
-    bool storeHeld = false; // acks withheld after a store error, until a resend is stored
-    std::map<std::string, std::uint64_t> disconnects; // by reason
-    std::string verdict;                              // last report's top-level code
-    std::map<std::string, std::uint64_t> mounts;      // mount verdict code -> count
-    std::int64_t lastReportAt = 0;
-    std::optional<QemuFacts> qemu;
-    // The agent's own count (dropped_reports) is per stream and the guest's
-    // to say: agentDropped only grows, by what the count grew within a
-    // stream, and by the whole count of a new stream (an agent restart).
-    void noteAgentDropped(const std::string &stream, std::uint64_t count);
-    std::string droppedStream;
-    std::uint64_t droppedSeen = 0;
-    GuestMemory guest; // from the last report, for the memory ledger
-};
 
 // Shared between the collector loop (writer) and the HTTP thread (reader).
 class MetricsRegistry
@@ -56,9 +34,10 @@ class MetricsRegistry
     std::string render() const;
 
     // The report's verdict and its mount verdicts (counted) into m.
-    static void applyReport(VmMetrics &m, const protocol::ReportCodes &codes, std::int64_t now);
+    static void applyReport(VmMetrics &m, const protocol::ReportSummary &report, std::int64_t now);
 
   private:
+    void appendCollector(std::string &out) const; // under mu_
     mutable std::mutex mu_;
     std::map<std::string, VmMetrics> vms_;
     std::uint64_t storeErrors_ = 0, storeFilesLost_ = 0, walRefused_ = 0;
@@ -66,7 +45,5 @@ class MetricsRegistry
     bool walPinned_ = false;
     std::size_t httpActive_ = 0, httpLimit_ = 0;
 };
-
-std::string escapeLabel(std::string_view v);
 
 } // namespace daxprobe::collector

@@ -7,11 +7,56 @@
 namespace daxprobe::collector
 {
 
-Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
-                                       std::span<const ReportWrite> batch, std::int64_t wallNow)
+namespace
+{
+
+void logStoreError(MetricsRegistry &metrics, std::span<const ChannelReports> batch,
+                   const Error &error)
+{
+    std::size_t reports = 0;
+    std::set<std::string_view> vms;
+    const protocol::ReportRecord *first = nullptr;
+    for (const auto &part : batch) {
+        if (vms.insert(*part.vm).second)
+            metrics.noteStoreError(*part.vm);
+        reports += part.reports.size();
+        if (!first && !part.reports.empty())
+            first = &part.reports.front().record;
+    }
+    spdlog::error("store {} report(s) of {} VM(s) (first: {} {}/{}): {}; not acknowledged, "
+                  "acks withheld until they are stored (the agents keep them)",
+                  reports, vms.size(), *batch[0].vm, first ? first->stream : "",
+                  first ? first->seq : 0, error.describe());
+}
+
+void countStored(MetricsRegistry &metrics, const ChannelReports &part, std::int64_t wallNow)
+{
+    const std::string &vm = *part.vm;
+    for (const auto &p : part.reports) {
+        const protocol::ReportRecord &r = p.record;
+        if (p.receipt != Receipt::Stored) {
+            spdlog::debug("{}: report {}/{} already stored", vm, r.stream, r.seq);
+            continue;
+        }
+        // `--log-level debug` follows every stream (the VM scenario does).
+        if (spdlog::should_log(spdlog::level::debug))
+            spdlog::debug("{}: stored report {}/{} ({}, {})", vm, r.stream, r.seq, r.reason,
+                          r.summary.code);
+        metrics.update(vm, [&](VmMetrics &m) {
+            MetricsRegistry::applyReport(m, r.summary, wallNow);
+            m.noteAgentDropped(r.stream, r.droppedReports);
+            m.guest = guestMemoryOf(r.summary);
+        });
+    }
+}
+
+} // namespace
+
+Result<void> storeReports(Store &store, MetricsRegistry &metrics,
+                          std::span<const ChannelReports> batch, std::int64_t wallNow)
 {
     if (batch.empty())
-        return std::vector<bool>{};
+        return {};
     std::uint64_t lostBefore = store.filesLost();
     auto stored = store.addReports(batch, wallNow);
     noteWal(store, metrics);
@@ -25,33 +70,11 @@ Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
                       "its path is open now");
     }
     if (!stored) {
-        std::set<std::string_view> vms;
-        for (const auto &w : batch)
-            if (vms.insert(*w.vm).second)
-                metrics.noteStoreError(*w.vm);
-        spdlog::error("store {} report(s) of {} VM(s) (first: {} {}/{}): {}; not acknowledged, "
-                      "acks withheld until they are stored (the agents keep them)",
-                      batch.size(), vms.size(), *batch[0].vm, batch[0].report->stream,
-                      batch[0].report->seq, stored.error().describe());
+        logStoreError(metrics, batch, stored.error());
         return stored;
     }
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        const std::string &vm = *batch[i].vm;
-        const protocol::ReportRecord &r = *batch[i].report;
-        if (!(*stored)[i]) {
-            spdlog::debug("{}: report {}/{} already stored", vm, r.stream, r.seq);
-            continue;
-        }
-        // `--log-level debug` follows every stream (the VM scenario does).
-        if (spdlog::should_log(spdlog::level::debug))
-            spdlog::debug("{}: stored report {}/{} ({}, {})", vm, r.stream, r.seq, r.reason,
-                          r.codes.verdict);
-        metrics.update(vm, [&](VmMetrics &m) {
-            MetricsRegistry::applyReport(m, r.codes, wallNow);
-            m.noteAgentDropped(r.stream, r.droppedReports);
-            m.guest = guestMemoryOf(r.reportText);
-        });
-    }
+    for (const auto &part : batch)
+        countStored(metrics, part, wallNow);
     return stored;
 }
 

@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <vector>
 
 #include "collector/metrics.h"
 #include "collector/store.h"
@@ -12,15 +11,15 @@
 namespace daxprobe::collector
 {
 
-// What the collector does with the reports of one wake (each of VM `vm`,
-// the host-side channel name): commit them all in one transaction, and only
-// then count each new one in its VM's metrics and log it (debug level: one
-// line per report is for following a stream, not for a fleet's log). A
-// failure is logged once at error level and counted once per VM; the
-// caller must acknowledge none of them (nor any later report of their
-// streams). Per report: true if new, false if already stored (a resend).
-Result<std::vector<bool>> storeReports(Store &store, MetricsRegistry &metrics,
-                                       std::span<const ReportWrite> batch, std::int64_t wallNow);
+// What the collector does with the reports of one wake (each part of one
+// VM, the host-side channel name): commit them all in one transaction, and
+// only then count each new one in its VM's metrics and log it (debug level:
+// one line per report is for following a stream, not for a fleet's log). A
+// failure is logged once at error level and counted once per VM; every
+// receipt is then NotStored, and the channels ack none of them (nor any later
+// report of their streams).
+Result<void> storeReports(Store &store, MetricsRegistry &metrics,
+                          std::span<const ChannelReports> batch, std::int64_t wallNow);
 
 // The write-ahead log's state into the metrics; logs when a reader starts
 // or stops pinning it at its cap (commits stop, then resume by themselves).

@@ -64,12 +64,6 @@ std::string defaultStateDir()
     return "/var/lib/daxprobe";
 }
 
-std::string verdictCode(const json &report)
-{
-    return protocol::reportCodes(report.dump(-1, ' ', false, json::error_handler_t::replace))
-        .verdict;
-}
-
 Store::Store(SqliteDb db, StoreOptions options) : db_(std::move(db)), options_(options) {}
 Store::Store(Store &&) noexcept = default;
 Store &Store::operator=(Store &&) noexcept = default;
@@ -170,7 +164,7 @@ Result<void> Store::prepareWrites()
     return {};
 }
 
-Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, std::int64_t now)
+Result<void> Store::addReports(std::span<const ChannelReports> batch, std::int64_t now)
 {
     if (!st_ && !path_.empty())
         if (auto r = reopen(); !r) // an earlier reopen failed: try again
@@ -180,41 +174,41 @@ Result<std::vector<bool>> Store::addReports(std::span<const ReportWrite> batch, 
     if (auto r = checkpointer_->beforeCommit(); !r)
         return tl::unexpected(r.error());
     auto r = commitBatch(batch, now);
-    if (!r && checkpointer_)
+    if (!r) {
+        // Rolled back: receipts filled before the failure stored nothing.
+        for (const auto &part : batch)
+            for (auto &p : part.reports)
+                p.receipt = Receipt::NotStored;
         checkpointer_->afterFailedCommit();
+    }
     return r;
 }
 
-Result<std::vector<bool>> Store::commitBatch(std::span<const ReportWrite> batch, std::int64_t now)
+Result<void> Store::commitBatch(std::span<const ChannelReports> batch, std::int64_t now)
 {
-    std::vector<bool> isNew;
-    isNew.reserve(batch.size());
     Transaction tx(*st_);
     if (!tx.started())
         return failf(EIO, "sqlite begin: {}", db_.errorMessage());
-    // The rows first, then each VM's latest state and counters once per
-    // batch (not once per report): the `vms` row is rewritten per VM.
-    batchVms_.clear();
-    batchIndex_.clear();
-    for (const auto &w : batch) {
-        auto id = insertOne(w, now);
-        if (!id)
-            return tl::unexpected(id.error());
-        isNew.push_back(*id != 0);
-        if (*id == 0)
-            continue; // a resend: nothing to change, and the ack is still due
-        auto [it, added] = batchIndex_.try_emplace(*w.vm, batchVms_.size());
-        if (added)
-            batchVms_.push_back({w.vm, w.report, 0, 0, 0});
-        VmBatch &b = batchVms_[it->second];
-        b.last = w.report;
-        b.rows += 1;
-        b.bytes += w.report->reportText.size() + w.report->metricsText.size();
-        b.newestId = *id;
+    // The rows first, then the VM's latest state and counters once per
+    // channel (not once per report): the `vms` row is rewritten per VM.
+    for (const auto &part : batch) {
+        VmBatch b{part.vm};
+        for (auto &p : part.reports) {
+            auto id = insertOne(*part.vm, p.record, now);
+            if (!id)
+                return tl::unexpected(id.error());
+            p.receipt = *id ? Receipt::Stored : Receipt::Duplicate;
+            if (*id == 0)
+                continue; // a resend: nothing to change, and the ack is still due
+            b.last = &p.record;
+            b.rows += 1;
+            b.bytes += p.record.reportText.size() + p.record.metricsText.size();
+            b.newestId = *id;
+        }
+        if (b.last)
+            if (auto r = updateVmRow(b, now); !r)
+                return tl::unexpected(r.error());
     }
-    for (const auto &b : batchVms_)
-        if (auto r = updateVmRow(b, now); !r)
-            return tl::unexpected(r.error());
     if (!tx.commit())
         return failf(EIO, "sqlite commit: {}", db_.errorMessage());
     ++commits_;
@@ -230,29 +224,28 @@ Result<std::vector<bool>> Store::commitBatch(std::span<const ReportWrite> batch,
             return failf(ESTALE, "{}; reopening failed: {}", error, r.error().describe());
         return failf(ESTALE, "{}; reopened a new database there", error);
     }
-    return isNew;
+    return {};
 }
 
 Result<bool> Store::addReport(const std::string &vm, const protocol::ReportEnvelope &report,
                               std::int64_t now)
 {
-    protocol::ReportRecord record = protocol::recordOf(report);
-    ReportWrite w{&vm, &record};
-    auto r = addReports(std::span(&w, 1), now);
-    if (!r)
+    BatchEntry p{protocol::recordOf(report)};
+    ChannelReports part{&vm, std::span(&p, 1)};
+    if (auto r = addReports(std::span(&part, 1), now); !r)
         return tl::unexpected(r.error());
-    return r->front();
+    return p.receipt == Receipt::Stored;
 }
 
-Result<std::int64_t> Store::insertOne(const ReportWrite &w, std::int64_t now)
+Result<std::int64_t> Store::insertOne(const std::string &vm, const protocol::ReportRecord &r,
+                                      std::int64_t now)
 {
-    const protocol::ReportRecord &r = *w.report;
     // The agent's text as it came (validated with its line): no re-encoding.
     auto bytes = static_cast<std::int64_t>(r.reportText.size() + r.metricsText.size());
     Statement &ins = st_->insertReport;
     ins.reset();
-    ins.bind(1, *w.vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
-    ins.bind(5, r.reason).bind(6, r.codes.verdict).bindStatic(7, r.reportText);
+    ins.bind(1, vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq)).bind(4, now);
+    ins.bind(5, r.reason).bind(6, r.summary.code).bindStatic(7, r.reportText);
     if (r.metricsText.empty())
         ins.bindNull(8);
     else
@@ -272,7 +265,7 @@ Result<void> Store::updateVmRow(const VmBatch &b, std::int64_t now)
     Statement &upd = st_->upsertLatest;
     upd.reset();
     upd.bind(1, *b.vm).bind(2, r.stream).bind(3, static_cast<std::int64_t>(r.seq));
-    upd.bind(4, r.codes.verdict).bind(5, static_cast<std::int64_t>(r.droppedReports));
+    upd.bind(4, r.summary.code).bind(5, static_cast<std::int64_t>(r.droppedReports));
     upd.bind(6, now).bind(7, static_cast<std::int64_t>(b.bytes));
     upd.bind(8, static_cast<std::int64_t>(b.rows));
     if (upd.step() != SQLITE_ROW)

@@ -9,12 +9,12 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "collector/report_batch.h"
 #include "collector/sqlite_db.h"
 #include "collector/wal_checkpointer.h"
 #include "protocol/schema.h"
@@ -50,12 +50,6 @@ struct StoreOptions {
     int busyTimeoutMs = 50;
 };
 
-// One report to commit, of VM `vm` (the host-side channel name).
-struct ReportWrite {
-    const std::string *vm;
-    const protocol::ReportRecord *report;
-};
-
 // What the store holds of one VM: kept as counters in `vms`, in the same
 // transaction as the rows, so neither the trim nor `query` counts rows.
 struct VmCounters {
@@ -75,13 +69,14 @@ class Store
     ~Store();
 
     // Commits every report of the batch (and each VM's latest state and
-    // counters) in one transaction: all or nothing. Per report, true if new,
-    // false for a (vm, stream, seq) already stored (a resend, also within
-    // the batch). Over a VM's limits, its oldest rows are deleted, never
-    // its newest. Any failure but a resend's conflict fails the batch, and
-    // so does a write-ahead log that a reader pins at its cap
-    // (WalCheckpointer::beforeCommit): nothing of it is to be acked.
-    Result<std::vector<bool>> addReports(std::span<const ReportWrite> batch, std::int64_t now);
+    // counters) in one transaction: all or nothing. On success every
+    // receipt is filled: Stored, or Duplicate for a (vm, stream, seq)
+    // already stored (a resend, also within the batch). Over a VM's limits,
+    // its oldest rows are deleted, never its newest. Any failure but a
+    // resend's conflict fails the batch, and so does a write-ahead log that
+    // a reader pins at its cap (WalCheckpointer::beforeCommit): every
+    // receipt is then NotStored, and nothing of it is to be acked.
+    Result<void> addReports(std::span<const ChannelReports> batch, std::int64_t now);
     Result<bool> addReport(const std::string &vm, const protocol::ReportEnvelope &report,
                            std::int64_t now);
     Result<void> noteVm(const std::string &vm, const std::string &socket,
@@ -115,18 +110,19 @@ class Store
   private:
     Store(SqliteDb db, StoreOptions options);
     Result<void> prepareWrites();
-    // What one batch changed of one VM: its counters grow by rows/bytes,
-    // its latest state is `last`'s.
+    // What one channel's part of a batch changed of its VM: its counters
+    // grow by rows/bytes, its latest state is `last`'s.
     struct VmBatch {
         const std::string *vm;
-        const protocol::ReportRecord *last;
-        std::uint64_t rows, bytes;
-        std::int64_t newestId;
+        const protocol::ReportRecord *last = nullptr;
+        std::uint64_t rows = 0, bytes = 0;
+        std::int64_t newestId = 0;
     };
     // addReports' transaction, once the log has room.
-    Result<std::vector<bool>> commitBatch(std::span<const ReportWrite> batch, std::int64_t now);
+    Result<void> commitBatch(std::span<const ChannelReports> batch, std::int64_t now);
     // The row's id, or 0 for a resend (already stored).
-    Result<std::int64_t> insertOne(const ReportWrite &w, std::int64_t now);
+    Result<std::int64_t> insertOne(const std::string &vm, const protocol::ReportRecord &r,
+                                   std::int64_t now);
     Result<void> updateVmRow(const VmBatch &b, std::int64_t now);
     Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
     // True if the open database or its log is no longer the file at its path.
@@ -143,9 +139,6 @@ class Store
     std::uint64_t commits_ = 0, filesLost_ = 0;
     // The log's file when the store opened (none in memory).
     std::optional<std::pair<dev_t, ino_t>> logId_;
-    // The batch's VMs, reused between batches (no allocation per batch).
-    std::vector<VmBatch> batchVms_;
-    std::unordered_map<std::string_view, std::size_t> batchIndex_;
     // Declared after db_: stopped (and unhooked) before the writer closes.
     std::unique_ptr<WalCheckpointer> checkpointer_;
 };
@@ -157,8 +150,5 @@ Result<void> refuseLinkedFiles(const std::string &path);
 // The embedded default: $STATE_DIRECTORY (systemd StateDirectory=), else
 // /var/lib/daxprobe.
 std::string defaultStateDir();
-
-// report.verdict.code, bounded and printable; "unknown" when absent.
-std::string verdictCode(const nlohmann::json &report);
 
 } // namespace daxprobe::collector

@@ -40,17 +40,6 @@ std::string_view commandName(Command id)
     return {};
 }
 
-std::string sanitizeIdentifier(std::string_view s, std::size_t maxLen)
-{
-    std::string out;
-    for (char c : s) {
-        if (out.size() >= maxLen)
-            break;
-        out.push_back(c >= 0x21 && c <= 0x7e ? c : '_');
-    }
-    return out;
-}
-
 json makeGreeting(const AgentIdentity &agent, const Limits &limits)
 {
     json commands = json::array();
@@ -118,19 +107,6 @@ Result<std::string> streamField(const json &o)
     return checkStream(it->get<std::string>());
 }
 
-// A verdict object's "code" (last one wins), as verdictCode reads it from a DOM.
-std::string codeOf(std::string_view verdict, const JsonSpans *spans)
-{
-    std::string code = "unknown", key;
-    std::string_view v;
-    for (JsonObjectReader r(verdict, spans); r.next(key, v);)
-        if (key == "code") {
-            auto s = jsonString(v);
-            code = s ? sanitizeIdentifier(*s, 64) : "unknown";
-        }
-    return code;
-}
-
 } // namespace
 
 Result<Greeting> parseGreeting(const Message &m)
@@ -185,29 +161,6 @@ Result<ReportEnvelope> parseReportEvent(const Message &m)
     return r;
 }
 
-ReportCodes reportCodes(std::string_view reportText, const JsonSpans *spans)
-{
-    ReportCodes c;
-    std::string key;
-    std::string_view v, verdict, mounts;
-    for (JsonObjectReader r(reportText, spans); r.next(key, v);) {
-        if (key == "verdict")
-            verdict = v;
-        else if (key == "mounts")
-            mounts = v;
-    }
-    c.verdict = codeOf(verdict, spans);
-    std::string_view mount;
-    for (JsonArrayReader a(mounts, spans); a.next(mount);) {
-        std::string_view mv;
-        for (JsonObjectReader r(mount, spans); r.next(key, v);)
-            if (key == "verdict")
-                mv = v;
-        c.mounts.push_back(codeOf(mv, spans));
-    }
-    return c;
-}
-
 Result<ReportRecord> parseReportData(std::string_view dataText, const JsonSpans *spans)
 {
     std::optional<std::string_view> stream, seq, reason, report, metrics, dropped;
@@ -244,11 +197,11 @@ Result<ReportRecord> parseReportData(std::string_view dataText, const JsonSpans 
     if (metrics && !jsonIsNull(*metrics))
         rec.metricsText = *metrics;
     rec.droppedReports = (dropped ? jsonUnsigned(*dropped) : std::nullopt).value_or(0);
-    rec.codes = reportCodes(*report, spans); // the view: the spans are of its bytes
+    rec.summary = summarizeReport(*report, spans); // the view: the spans are of its bytes
     return rec;
 }
 
-Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, const Limits &limits)
+Result<DecodedLine> decodeLine(std::string_view line, const Limits &limits)
 {
     if (line.size() > limits.maxMessageBytes)
         return failf(EMSGSIZE, "message of {} bytes exceeds the limit of {}", line.size(),
@@ -259,8 +212,8 @@ Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, cons
         return tl::unexpected(value.error());
     if (!jsonIsObject(*value))
         return fail("message is not a JSON object", EBADMSG);
-    // Only what classify() would take as an event named "report" with an
-    // object as data; anything else is left to it (and its errors).
+    // What classify() would take as an event named "report" is read here;
+    // anything else is left to it (and its errors).
     bool otherKind = false, scalarId = true;
     std::optional<std::string> event;
     std::optional<std::string_view> data;
@@ -276,12 +229,23 @@ Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, cons
         else if (key == "execute" || key == "return" || key == "error")
             otherKind = true;
     }
-    if (otherKind || !scalarId || event != kEventReport || !data || !jsonIsObject(*data))
-        return std::nullopt;
-    auto rec = parseReportData(*data, &spans);
-    if (!rec)
-        return tl::unexpected(rec.error());
-    return std::optional<ReportRecord>(std::move(*rec));
+    if (!otherKind && scalarId && event == kEventReport) {
+        if (data && !jsonIsObject(*data))
+            return fail("\"data\" must be an object", EPROTO);
+        // Without "data" classify() reads an empty object, and so do we.
+        auto rec = parseReportData(data ? *data : std::string_view("{}"), &spans);
+        if (!rec)
+            return tl::unexpected(rec.error());
+        return DecodedLine(std::move(*rec));
+    }
+    // Valid JSON within the depth: this parse is the line's one decode.
+    json o = json::parse(value->begin(), value->end(), nullptr, false);
+    if (!o.is_object())
+        return fail("message is not valid JSON", EBADMSG); // validateJson is tied to accept()
+    auto m = classify(o);
+    if (!m)
+        return tl::unexpected(m.error());
+    return DecodedLine(std::move(*m));
 }
 
 ReportRecord recordOf(const ReportEnvelope &r)
@@ -296,7 +260,7 @@ ReportRecord recordOf(const ReportEnvelope &r)
                      dump(r.report),
                      r.metrics.is_null() ? std::string() : dump(r.metrics),
                      {}};
-    rec.codes = reportCodes(rec.reportText);
+    rec.summary = summarizeReport(rec.reportText);
     return rec;
 }
 

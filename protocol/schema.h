@@ -5,9 +5,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
+#include "protocol/identifier.h"
 #include "protocol/message.h"
+#include "protocol/report_summary.h"
 
 namespace daxprobe::protocol
 {
@@ -61,19 +64,9 @@ json makeReportEvent(const ReportEnvelope &r);
 // parseReportData (their one home), applied to the event's data.
 Result<ReportEnvelope> parseReportEvent(const Message &m);
 
-// The verdict codes of a daxprobe.check/1 report that the host counts:
-// report.verdict.code and each mounts[].verdict.code, sanitized like an
-// identifier (64 characters); "unknown" where absent or not a string.
-struct ReportCodes {
-    std::string verdict = "unknown";
-    std::vector<std::string> mounts;
-};
-class JsonSpans; // json_text.h: where validated containers end
-ReportCodes reportCodes(std::string_view reportText, const JsonSpans *spans = nullptr);
-
 // A report event as the collector stores it: the envelope, and the agent's
 // report and metrics as the JSON text it sent. That text was validated as
-// part of its line (decodeReportLine), so it is stored as it is: never
+// part of its line (decodeLine), so it is stored as it is: never
 // parsed into a DOM, never re-encoded.
 struct ReportRecord {
     std::string stream;
@@ -82,7 +75,7 @@ struct ReportRecord {
     std::uint64_t droppedReports = 0;
     std::string reportText;  // a JSON object
     std::string metricsText; // empty when absent or null
-    ReportCodes codes;
+    ReportSummary summary;   // read with the line, from its spans
 };
 
 // The rules of a report event's data (JSON text of an object, validated):
@@ -91,13 +84,14 @@ struct ReportRecord {
 // "metrics" any value. A repeated key counts with its last value, as in a DOM.
 Result<ReportRecord> parseReportData(std::string_view dataText, const JsonSpans *spans = nullptr);
 
-// One line -> its report event, in one validating pass and without a DOM:
-// the same limits, errors and rules as decode() + parseReportEvent(). A line
-// that is valid JSON but not plainly a report event (another kind, or an
-// envelope decode() would refuse) gives nullopt: decode() it to handle it.
-Result<std::optional<ReportRecord>> decodeReportLine(std::string_view line, const Limits &limits);
+// One line from the agent, decoded once: validated in one pass, then a
+// report event read from its text without a DOM (taken or refused here,
+// never passed on), any other message through the DOM. The same limits,
+// errors and rules as decode() + parseReportEvent().
+using DecodedLine = std::variant<ReportRecord, Message>;
+Result<DecodedLine> decodeLine(std::string_view line, const Limits &limits);
 
-// The record of a report built here (tests, tools): texts dumped, codes read.
+// The record of a report built here (tests, tools): texts dumped, summary read.
 ReportRecord recordOf(const ReportEnvelope &r);
 
 // ack: everything in `stream` up to and including `seq` is stored.
@@ -110,9 +104,5 @@ Result<Ack> parseAckArguments(const json &arguments);
 
 // Largest seq a peer may send: JSON numbers are doubles to many readers.
 inline constexpr std::uint64_t kMaxSeq = (1ULL << 53);
-
-// Cleans a peer-supplied identifier for storage and display: bounded length,
-// printable ASCII only.
-std::string sanitizeIdentifier(std::string_view s, std::size_t maxLen);
 
 } // namespace daxprobe::protocol

@@ -27,6 +27,9 @@ inline constexpr const char *DaxNotRequested = "dax_not_requested";
 // dax=inode (XFS/ext4 without a dax option): files with the DAX flag are DAX
 // and at least one examined file is.
 inline constexpr const char *DaxPerFile = "dax_per_file";
+// virtio-fs without DAX: files are not DAX and each guest copies what it
+// reads into its own page cache (no VMM the suite runs gives a DAX window)
+inline constexpr const char *VirtiofsPageCache = "virtiofs_page_cache";
 // per namespace: a device-DAX device bound to kmem (daxctl's system-ram)
 inline constexpr const char *SystemRam = "system_ram";
 // per namespace or mount
@@ -56,8 +59,9 @@ inline constexpr const char *DimmHealthEvent = "dimm_health_event";
 // absence of a 1.
 inline constexpr std::array kOverallCodes{code::DaxVerified, code::ProblemsFound, code::NoNfit,
                                           code::NoPmemNamespace, code::CheckFailed};
-inline constexpr std::array kMountCodes{code::DaxActive, code::DaxPerFile, code::DaxSilentlyOff,
-                                        code::DaxNotRequested, code::DeviceCannotDax};
+inline constexpr std::array kMountCodes{code::DaxActive,       code::DaxPerFile,
+                                        code::DaxSilentlyOff,  code::DaxNotRequested,
+                                        code::DeviceCannotDax, code::VirtiofsPageCache};
 
 // The daxprobe.check/1 document of a check that could not run (exit code 2):
 // one shape for the command line, the daemon and its reports.

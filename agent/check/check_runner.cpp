@@ -7,10 +7,11 @@
 #include "agent/check/capture.h"
 #include "agent/check/report_json.h"
 #include "agent/check/report_text.h"
-#include "probes/gather.h"
-#include "probes/live_json.h"
-#include "probes/root_facts.h"
-#include "probes/verdict.h"
+#include "probes/capture/live_facts.h"
+#include "probes/capture/live_json.h"
+#include "probes/judges/verdict.h"
+#include "probes/readers/gather.h"
+#include "probes/readers/root_facts.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe

@@ -1,7 +1,8 @@
 #include "agent/check/report_json.h"
 
+#include "agent/check/report_topology.h"
 #include "agent/json_fields.h"
-#include "probes/mountinfo.h"
+#include "probes/readers/mountinfo.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"
@@ -135,10 +136,13 @@ nlohmann::json reportToJson(const Report &report)
     j["bounce_buffer"] = report.bounceBuffer ? verdictJson(*report.bounceBuffer) : json(nullptr);
     j["nfit"] = nfitJson(*report.nfit);
     j["ndctl"] = {{"available", topology.observed()}, {"error", failureOrNull(topology)}};
-    j["buses"] = topology.buses;
+    json buses = json::array();
+    for (const auto &b : topology.buses)
+        buses.push_back(busReportJson(b));
+    j["buses"] = buses;
     json regions = json::array();
     for (const auto &r : report.regions) {
-        json rj = *r.region;
+        json rj = regionReportJson(*r.region);
         rj["virtio_pmem"] = r.virtioPmem;
         regions.push_back(std::move(rj));
     }
@@ -146,15 +150,18 @@ nlohmann::json reportToJson(const Report &report)
 
     json nss = json::array();
     for (const auto &nr : report.namespaces) {
-        json n = *nr.ns;
+        json n = namespaceReportJson(*nr.ns);
         n["verdict"] = verdictJson(nr.verdict);
         nss.push_back(std::move(n));
     }
     j["namespaces"] = nss;
-    j["dax_devices"] = topology.daxDevices;
+    json daxDevices = json::array();
+    for (const auto &d : topology.daxDevices)
+        daxDevices.push_back(daxDeviceReportJson(d));
+    j["dax_devices"] = daxDevices;
     json dimms = json::array();
     for (const auto &dr : report.dimms) {
-        json d = *dr.dimm;
+        json d = dimmReportJson(*dr.dimm);
         d["consequences"] = dr.consequences;
         d["dax_mounts"] = dr.daxMounts;
         d["verdict"] = verdictJson(dr.verdict);

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 
 namespace daxprobe
 {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 
 namespace daxprobe
 {

@@ -8,8 +8,8 @@
 #include "agent/daemon/agent_metrics.h"
 #include "agent/daemon/daemon_port.h"
 #include "base/logging.h"
-#include "probes/fault_sources.h"
-#include "probes/kmsg.h"
+#include "probes/readers/fault_sources.h"
+#include "probes/readers/kmsg.h"
 
 #ifndef DAXPROBE_VERSION
 #define DAXPROBE_VERSION "unknown"

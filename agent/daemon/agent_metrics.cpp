@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "base/root.h"
-#include "probes/meminfo.h"
-#include "probes/vmstat.h"
+#include "probes/readers/meminfo.h"
+#include "probes/readers/vmstat.h"
 
 namespace daxprobe
 {

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "agent/daemon/command_scan.h"
+#include "protocol/report_summary.h"
 #include "protocol/verdicts.h"
 
 namespace daxprobe
@@ -40,26 +41,12 @@ AgentSession::AgentSession(protocol::AgentIdentity identity, AgentHooks hooks,
 
 std::string AgentSession::fingerprint(const json &report)
 {
-    std::string fp;
-    auto code = [](const json &o) -> std::string {
-        if (!o.is_object())
-            return "?";
-        auto v = o.find("verdict");
-        if (v == o.end() || !v->is_object())
-            return "?";
-        auto c = v->find("code");
-        return c != v->end() && c->is_string() ? c->get<std::string>() : "?";
-    };
-    fp = code(report);
-    for (const char *list : {"namespaces", "mounts"}) {
-        auto it = report.find(list);
-        if (it == report.end() || !it->is_array())
-            continue;
-        for (const auto &e : *it) {
-            std::string key = e.is_object() ? e.value("dev", e.value("mount_point", "")) : "";
-            fp += fmt::format("|{}={}", key, code(e));
-        }
-    }
+    auto s = protocol::summarizeReport(report.dump(-1, ' ', false, json::error_handler_t::replace));
+    std::string fp = s.code;
+    for (const auto &n : s.namespaces)
+        fp += fmt::format("|{}={}", n.dev, n.code);
+    for (const auto &m : s.mounts)
+        fp += fmt::format("|{}={}", m.key, m.code);
     return fp;
 }
 

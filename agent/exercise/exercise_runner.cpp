@@ -21,7 +21,7 @@
 #include "base/safe_files.h"
 #include "base/unique_fd.h"
 #include "base/unique_mapping.h"
-#include "probes/dax_evidence.h"
+#include "probes/readers/dax_evidence.h"
 
 namespace daxprobe
 {

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "base/page_residency.h"
 #include "base/root.h"
-#include "probes/dax_evidence.h"
-#include "probes/fault_counters.h"
-#include "probes/footprint.h"
-#include "probes/residency.h"
+#include "probes/judges/footprint.h"
+#include "probes/readers/dax_evidence.h"
+#include "probes/readers/fault_counters.h"
 
 namespace daxprobe
 {

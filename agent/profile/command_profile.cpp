@@ -10,7 +10,7 @@
 
 #include "agent/monotonic.h"
 #include "base/unique_fd.h"
-#include "probes/dax_evidence.h"
+#include "probes/readers/dax_evidence.h"
 
 namespace daxprobe
 {

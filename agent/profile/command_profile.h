@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "base/page_residency.h"
 #include "base/root.h"
-#include "probes/fault_counters.h"
-#include "probes/footprint.h"
-#include "probes/meminfo.h"
-#include "probes/residency.h"
-#include "probes/vmstat.h"
+#include "probes/judges/footprint.h"
+#include "probes/readers/fault_counters.h"
+#include "probes/readers/meminfo.h"
+#include "probes/readers/vmstat.h"
 
 namespace daxprobe
 {

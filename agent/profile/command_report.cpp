@@ -9,7 +9,7 @@
 #include "agent/text_fields.h"
 #include <fmt/ranges.h>
 
-#include "probes/footprint.h"
+#include "probes/judges/footprint.h"
 
 namespace daxprobe
 {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "base/root.h"
-#include "probes/fault_profile.h"
-#include "probes/profile_verdict.h"
+#include "probes/judges/profile_verdict.h"
+#include "probes/readers/fault_profile.h"
 
 namespace daxprobe
 {

@@ -27,13 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     auto commit = [&] {
         if (ing.uncommitted().empty())
             return;
-        std::vector<ReportWrite> w;
-        for (const auto &r : ing.uncommitted()) {
-            if (r.seq % 5 == 4)
+        for (const auto &p : ing.uncommitted())
+            if (p.record.seq % 5 == 4)
                 return ing.afterCommit(fail("injected store error", 5));
-            w.push_back({&vm, &r});
-        }
-        ing.afterCommit(store->addReports(w, 1));
+        ChannelReports part{&vm, ing.uncommitted()};
+        ing.afterCommit(store->addReports(std::span(&part, 1), 1));
     };
     ing.start(1);
     std::string_view in(reinterpret_cast<const char *>(data), size);

@@ -10,7 +10,7 @@
 // Each parser must return, never crash, hang or read out of bounds; the
 // text helpers' output must stay printable and shell-quoted as promised.
 // The unit suite replays every corpus file through fuzzKernelText()
-// (tests/unit/probes/test_fuzz_corpus.cpp), so a crash reproducer saved
+// (tests/unit/probes/readers/test_fuzz_corpus.cpp), so a crash reproducer saved
 // under tests/fuzz/corpus/ is a unit test from then on.
 #include "tests/fuzz/fuzz_kernel_text.h"
 
@@ -20,12 +20,12 @@
 #include <string_view>
 
 #include "base/text_escape.h"
-#include "probes/kmsg.h"
-#include "probes/meminfo.h"
-#include "probes/mountinfo.h"
-#include "probes/nfit.h"
-#include "probes/text_util.h"
-#include "probes/vmstat.h"
+#include "probes/readers/kmsg.h"
+#include "probes/readers/meminfo.h"
+#include "probes/readers/mountinfo.h"
+#include "probes/readers/nfit.h"
+#include "probes/readers/text_util.h"
+#include "probes/readers/vmstat.h"
 
 namespace daxprobe
 {

@@ -69,10 +69,8 @@ TEST_CASE("disconnect mid-message: the half line is discarded, the report resent
         if (host.uncommitted().empty())
             return;
         static const std::string vm = "vm";
-        std::vector<ReportWrite> w;
-        for (const auto &r : host.uncommitted())
-            w.push_back({&vm, &r});
-        host.afterCommit(store->addReports(w, 1));
+        ChannelReports part{&vm, host.uncommitted()};
+        host.afterCommit(store->addReports(std::span(&part, 1), 1));
     };
 
     agent.produceReport("start");

@@ -178,7 +178,8 @@ def main():
                           label_size=scenario.label_size, memory=scenario.memory,
                           capture=args.capture,
                           human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
-                          extra_cmdline=scenario.boot_cmdline())
+                          extra_cmdline=scenario.boot_cmdline(),
+                          virtiofs_files=scenario.virtiofs_files)
             try:
                 files = boot_and_collect(args, scenario, guest, info, last)
                 break

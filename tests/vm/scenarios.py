@@ -16,6 +16,7 @@ import evidence_checks
 import nfit_checks
 import package_checks
 import verdict_checks
+import virtiofs_checks
 from workload_checks import (expect_exercise_dax, expect_exercise_page_cache,
                              expect_profile_cmd, expect_profile_dd)
 
@@ -376,6 +377,11 @@ def check_no_nvdimm(c, res):
         c.eq(res.check.get("regions") or [], [], "no regions")
 
 
+def check_virtiofs(c, res):
+    check_no_nvdimm(c, res)  # a guest without an NVDIMM, with a share beside
+    virtiofs_checks.check_virtiofs(c, res)
+
+
 # -- agent-reconnect: the host side of the virtio-serial protocol --------------
 
 class AgentLink:
@@ -534,9 +540,11 @@ class Scenario:
     cmdline: more guest kernel command line (e.g. daxprobe.mode=strict)."""
 
     def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None,
-                 virtio_pmem=False, cmdline="", then=(), memory="512M"):
+                 virtio_pmem=False, cmdline="", then=(), virtiofs_files=None, memory="512M"):
         self.name = name
         self.memory = memory
+        # {name: bytes}: a host folder shared by virtiofsd (harness.virtiofsd).
+        self.virtiofs_files = virtiofs_files
         # Scenarios that run after this one in the same boot (shared boots:
         # one QEMU start instead of several); each is checked as itself over
         # its own results (/results/NAME/ in the guest). They need the same
@@ -571,7 +579,11 @@ SCENARIOS = {s.name: s for s in [
              then=("ext4-1k-dax", "dax-inode", "dax-inode-ext4", "devdax", "devdax-system-ram")),
     Scenario("devdax", check_devdax),
     Scenario("labelled", check_labelled, label_size="128K"),
-    Scenario("no-nvdimm", check_no_nvdimm, nvdimm=False),
+    # virtiofs shares no-nvdimm's boot: both without an NVDIMM, with the share.
+    Scenario("no-nvdimm", check_no_nvdimm, nvdimm=False, then=("virtiofs",),
+             virtiofs_files=virtiofs_checks.SHARED_FILES),
+    Scenario("virtiofs", check_virtiofs, nvdimm=False,
+             virtiofs_files=virtiofs_checks.SHARED_FILES),
     Scenario("agent-reconnect", check_agent_reconnect, host=agent_reconnect_host),
     Scenario("collector-reconnect", collector_scenario.check_collector_reconnect,
              host=collector_scenario.collector_reconnect_host),

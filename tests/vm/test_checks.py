@@ -476,6 +476,27 @@ def kernel_statx(files, name):
     return dict(files, **{names[0]: flipped.encode()})
 
 
+def virtiofs_kernel(key, wrong):
+    """The guest kernel's virtio-fs answer `key` made `wrong`."""
+    def mutate(files, name):
+        if "kernel-virtiofs.txt" not in files:
+            return None
+        return set_kv(files, "kernel-virtiofs.txt", key, wrong)
+    return mutate
+
+
+def virtiofs_verdict(files, name):
+    """daxprobe judges the virtio-fs mount as if it were on pmem."""
+    if "kernel-virtiofs.txt" not in files:
+        return None
+
+    def m(doc):
+        for mount in doc["mounts"]:
+            if mount["fstype"] == "virtiofs":
+                mount["verdict"]["code"] = "dax_not_requested"
+    return with_doc(files, m)
+
+
 def source_usable(source):
     """daxprobe says the evidence source is (un)usable where the kernel said
     the opposite."""
@@ -536,6 +557,11 @@ MUTATIONS = {
     "residency method": residency_method,
     "kernel statx": kernel_statx,
     "host backends": host_backends,
+    "virtio-fs: -o dax refused": virtiofs_kernel("mount_dax", "0"),
+    "virtio-fs: dax=inode accepted": virtiofs_kernel("mount_dax_inode", "32"),
+    "virtio-fs: in mountinfo": virtiofs_kernel("mountinfo", ""),
+    "virtio-fs: Cached grows": virtiofs_kernel("cached_delta_kb", "0"),
+    "virtio-fs: mount verdict": virtiofs_verdict,
 }
 
 
@@ -613,7 +639,7 @@ class SharedBoot(unittest.TestCase):
     def test_shared_boots_can_share(self):
         """What `then` names exists, runs nothing further itself, and needs
         the same QEMU as its lead (one boot) and no host actor."""
-        qemu = lambda s: (s.nvdimm, s.label_size, s.virtio_pmem, s.cmdline)
+        qemu = lambda s: (s.nvdimm, s.label_size, s.virtio_pmem, s.cmdline, s.virtiofs_files)
         for lead in scenarios.SCENARIOS.values():
             for name in lead.then:
                 with self.subTest(lead=lead.name, later=name):

@@ -65,3 +65,28 @@ TEST_CASE("every captured guest scenario replays to its golden report", "[fixtur
         CHECK(out.exitCode == want.value("exit_code", -1));
     }
 }
+
+TEST_CASE("a check renders only the form asked for", "[fixtures][render]")
+{
+    // The daemon asks for JSON and the terminal for text: neither pays for
+    // the other (issue 32).
+    auto dirs = scenarios();
+    REQUIRE_FALSE(dirs.empty());
+    CheckOptions options;
+    options.replayDir = dirs.front().string();
+    options.json = true;
+    CheckOutcome json = runCheck(options);
+    CHECK(json.report.is_object());
+    CHECK(json.text.empty());
+    options.json = false;
+    CheckOutcome text = runCheck(options);
+    CHECK(text.report.is_null());
+    CHECK_THAT(text.text, Catch::StartsWith("daxprobe check"));
+    CHECK(text.exitCode == json.exitCode);
+
+    options.replayDir = (dirs.front() / "no-such-capture").string();
+    CheckOutcome failed = runCheck(options);
+    CHECK(failed.report.is_null());
+    CHECK_THAT(failed.text, Catch::StartsWith("daxprobe check failed: "));
+    CHECK(failed.exitCode == 2);
+}

@@ -10,7 +10,8 @@
 #include <sstream>
 
 #include "agent/check/check_runner.h"
-#include "probes/sysfs_topology.h"
+#include "probes/capture/topology_json.h"
+#include "probes/readers/sysfs_topology.h"
 
 using namespace daxprobe;
 using nlohmann::json;

@@ -5,7 +5,7 @@
 
 #include "agent/check/report_json.h"
 #include "agent/check/report_text.h"
-#include "probes/verdict.h"
+#include "probes/judges/verdict.h"
 
 using namespace daxprobe;
 using json = nlohmann::json;

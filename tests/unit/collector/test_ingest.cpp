@@ -39,11 +39,13 @@ struct Harness {
         ++commits;
         if (failStore)
             return ing.afterCommit(fail("disk full", 28));
-        std::vector<bool> isNew;
-        for (const auto &r : ing.uncommitted())
-            isNew.push_back(
-                stored.emplace(std::make_pair(r.stream, r.seq), json::parse(r.reportText)).second);
-        ing.afterCommit(isNew);
+        for (auto &p : ing.uncommitted())
+            p.receipt = stored.emplace(std::make_pair(p.record.stream, p.record.seq),
+                                       json::parse(p.record.reportText))
+                                .second
+                            ? Receipt::Stored
+                            : Receipt::Duplicate;
+        ing.afterCommit({});
     }
 
     // Every command the ingestor sent, decoded.
@@ -102,6 +104,38 @@ TEST_CASE("reports are acked after they are stored, resends are acked but not st
     REQUIRE(acks.size() == 1);
     CHECK(acks[0].payload["seq"] == 1);
     CHECK(h.stored.size() == 2);
+}
+
+TEST_CASE("acks come from the receipts: one left NotStored acks none", "[collector][ingest][batch]")
+{
+    Harness h;
+    h.ing.receive(reportLine(1) + reportLine(2) + reportLine(1, "def"));
+    CHECK(h.ing.process(SIZE_MAX) == 3);
+    auto reports = h.ing.uncommitted();
+    REQUIRE(reports.size() == 3);
+    // A commit that says it went through but left a receipt unfilled: the
+    // ack of stream abc would cover seq 2, which no receipt says is stored.
+    reports[0].receipt = Receipt::Stored;
+    reports[2].receipt = Receipt::Duplicate;
+    h.ing.afterCommit({});
+    CHECK(h.sent().empty());
+    CHECK(h.ing.held());
+
+    // Every receipt filled: one ack per stream, Duplicate counted, not stored.
+    h.ing.resync(5);
+    (void)h.sent();
+    h.ing.receive(protocol::encode(protocol::makeReturn(5, "sync")) + reportLine(1) +
+                  reportLine(2) + reportLine(1, "def"));
+    h.ing.process(SIZE_MAX);
+    for (auto &p : h.ing.uncommitted())
+        p.receipt = p.record.stream == "def" ? Receipt::Duplicate : Receipt::Stored;
+    h.ing.afterCommit({});
+    auto acks = h.sent();
+    REQUIRE(acks.size() == 2);
+    CHECK(acks[0].payload == json{{"stream", "abc"}, {"seq", 2}});
+    CHECK(acks[1].payload == json{{"stream", "def"}, {"seq", 1}});
+    CHECK(h.ing.stats().stored == 2);
+    CHECK(h.ing.stats().duplicates == 1);
 }
 
 TEST_CASE("nothing is acked before the commit; a failed commit acks none of the batch",
@@ -253,15 +287,15 @@ TEST_CASE("after a store error no ack covers the failed report until it is store
     std::set<std::uint64_t> failOnce = {2};
     std::map<std::uint64_t, json> stored;
     Ingestor ing({}, IngestHooks{});
-    auto store =
-        [&](const std::vector<protocol::ReportRecord> &batch) -> Result<std::vector<bool>> {
-        for (const auto &r : batch)
-            if (failOnce.erase(r.seq))
+    auto store = [&](std::span<BatchEntry> batch) -> Result<void> {
+        for (const auto &p : batch)
+            if (failOnce.erase(p.record.seq))
                 return fail("database is locked", 5);
-        std::vector<bool> isNew;
-        for (const auto &r : batch)
-            isNew.push_back(stored.emplace(r.seq, json::parse(r.reportText)).second);
-        return isNew;
+        for (auto &p : batch)
+            p.receipt = stored.emplace(p.record.seq, json::parse(p.record.reportText)).second
+                            ? Receipt::Stored
+                            : Receipt::Duplicate;
+        return {};
     };
     auto feed = [&](std::string_view data) {
         ing.receive(data);

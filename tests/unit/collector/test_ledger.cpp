@@ -12,12 +12,19 @@
 #include "collector/backing_files.h"
 #include "collector/ledger.h"
 #include "collector/ledger_metrics.h"
+#include "collector/metrics.h"
 #include "tests/unit/collector/tmpdir.h"
 
 using namespace daxprobe::collector;
 
 namespace
 {
+
+// What the collector does with a stored report: summarize, then count.
+GuestMemory memoryOf(std::string_view reportText)
+{
+    return guestMemoryOf(daxprobe::protocol::summarizeReport(reportText));
+}
 
 std::string slurp(const std::string &path)
 {
@@ -49,29 +56,29 @@ std::string qcow2Header(const std::string &backing)
 
 TEST_CASE("guest memory from a real report", "[collector][ledger]")
 {
-    GuestMemory g = guestMemoryOf(slurp(REPORT_FIXTURES "/fsdax-ext4/expected.json"));
+    GuestMemory g = memoryOf(slurp(REPORT_FIXTURES "/fsdax-ext4/expected.json"));
     CHECK(g.reported);
     CHECK(g.pageCacheBytes == 26628096);
     CHECK(g.daxMountBytes == 526385152); // namespace0.0 under the dax_active /mnt/pmem
 
-    GuestMemory raw = guestMemoryOf(slurp(REPORT_FIXTURES "/raw-xfs/expected.json"));
+    GuestMemory raw = memoryOf(slurp(REPORT_FIXTURES "/raw-xfs/expected.json"));
     CHECK(raw.reported);
     CHECK(raw.daxMountBytes == 0); // dax silently off: nothing served by DAX
 }
 
 TEST_CASE("guest memory claims are bounded and typed", "[collector][ledger]")
 {
-    auto g = guestMemoryOf(R"({"meminfo":{"Cached":"12"}})");
+    auto g = memoryOf(R"({"meminfo":{"Cached":"12"}})");
     CHECK_FALSE(g.reported);
-    g = guestMemoryOf(R"({"meminfo":{"Cached":-5}})");
+    g = memoryOf(R"({"meminfo":{"Cached":-5}})");
     CHECK_FALSE(g.reported);
-    g = guestMemoryOf(R"({"meminfo":{"Cached":9007199254740993}})"); // 2^53 + 1
+    g = memoryOf(R"({"meminfo":{"Cached":9007199254740993}})"); // 2^53 + 1
     CHECK_FALSE(g.reported);
-    g = guestMemoryOf(R"({"meminfo":{"Cached":9007199254740992}})");
+    g = memoryOf(R"({"meminfo":{"Cached":9007199254740992}})");
     CHECK(g.pageCacheBytes == 9007199254740992ULL);
 
     // A namespace listed twice counts once; a mount that is not DAX counts not.
-    g = guestMemoryOf(
+    g = memoryOf(
         R"({"meminfo":{"Cached":1},
             "mounts":[{"blockdev":"pmem0","verdict":{"code":"dax_active"}},
                       {"blockdev":"pmem1","verdict":{"code":"dax_silently_off"}},
@@ -79,8 +86,8 @@ TEST_CASE("guest memory claims are bounded and typed", "[collector][ledger]")
             "namespaces":[{"blockdev":"pmem0","size":4096},{"blockdev":"pmem0","size":4096},
                           {"blockdev":"pmem1","size":8192},{"blockdev":"pmem2","size":1.5}]})");
     CHECK(g.daxMountBytes == 4096);
-    CHECK(guestMemoryOf("not json at all").reported == false);
-    CHECK(guestMemoryOf(R"([{"meminfo":{"Cached":1}}])").reported == false);
+    CHECK(memoryOf("not json at all").reported == false);
+    CHECK(memoryOf(R"([{"meminfo":{"Cached":1}}])").reported == false);
 }
 
 TEST_CASE("backing files from a QEMU command line", "[collector][ledger]")

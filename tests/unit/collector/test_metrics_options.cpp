@@ -22,7 +22,7 @@ TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector]
                                 {{"verdict", {{"code", "dax_silently_off"}}}},
                                 {{"verdict", {{"code", "dax_per_file"}}}},
                                 {{"verdict", {{"code", "made_up_by_guest"}}}}}}};
-        MetricsRegistry::applyReport(m, protocol::reportCodes(report.dump()), 1700000000);
+        MetricsRegistry::applyReport(m, protocol::summarizeReport(report.dump()), 1700000000);
     });
     std::string text = reg.render();
     CHECK_THAT(text, Catch::Contains("daxprobe_vm_connected{vm=\"vm\\\"1\"} 1"));

@@ -122,10 +122,10 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
     reg.update("vm1", [](VmMetrics &m) {
         m.connected = true;
         m.disconnects["eof"] = 1;
-        daxprobe::protocol::ReportCodes codes;
-        codes.verdict = "dax_verified";
-        codes.mounts = {"dax_active"};
-        MetricsRegistry::applyReport(m, codes, 1700000000);
+        daxprobe::protocol::ReportSummary report;
+        report.code = "dax_verified";
+        report.mounts = {{"/mnt/pmem", "dax_active", "pmem0"}};
+        MetricsRegistry::applyReport(m, report, 1700000000);
         QemuFacts q;
         q.pid = 1;
         NvdimmBackend b;

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "collector/store.h"
@@ -126,16 +128,6 @@ TEST_CASE("store enforces the per-VM byte limit, oldest first", "[collector][sto
     CHECK(h->front().seq == 20); // the newest is always kept
 }
 
-TEST_CASE("verdictCode tolerates any shape", "[collector][store]")
-{
-    using nlohmann::json;
-    CHECK(verdictCode(json::object()) == "unknown");
-    CHECK(verdictCode(json::array()) == "unknown");
-    CHECK(verdictCode({{"verdict", "x"}}) == "unknown");
-    CHECK(verdictCode({{"verdict", {{"code", 5}}}}) == "unknown");
-    CHECK(verdictCode({{"verdict", {{"code", "a b"}}}}) == "a_b");
-}
-
 TEST_CASE("the newest report of a VM is kept even when it alone exceeds the byte limit",
           "[collector][store]")
 {
@@ -253,10 +245,13 @@ TEST_CASE("a batch is one transaction: all stored, resends within it counted onc
     std::string vm1 = "vm1", vm2 = "vm2";
     auto a = protocol::recordOf(report(1)), b = protocol::recordOf(report(2)),
          c = protocol::recordOf(report(1, "no_nfit", "bb"));
-    std::vector<ReportWrite> batch = {{&vm1, &a}, {&vm1, &b}, {&vm2, &c}, {&vm1, &a}};
-    auto r = s->addReports(batch, 10);
-    REQUIRE(r);
-    CHECK(*r == std::vector<bool>{true, true, true, false});
+    std::vector<BatchEntry> first = {{a}, {b}}, second = {{c}}, third = {{a}};
+    std::vector<ChannelReports> batch = {{&vm1, first}, {&vm2, second}, {&vm1, third}};
+    REQUIRE(s->addReports(batch, 10));
+    CHECK(first[0].receipt == Receipt::Stored);
+    CHECK(first[1].receipt == Receipt::Stored);
+    CHECK(second[0].receipt == Receipt::Stored);
+    CHECK(third[0].receipt == Receipt::Duplicate); // a resend within the batch
     CHECK(s->commits() == 1);
     CHECK(s->reportCount("vm1").value() == 2);
     requireCountersTrue(*s, "vm1");
@@ -280,7 +275,7 @@ TEST_CASE("batches keep what the same reports one at a time keep", "[collector][
     REQUIRE(batched);
     std::vector<std::string> vms = {"vm1", "vm2", "vm3"};
     std::vector<std::string> names;
-    std::vector<protocol::ReportRecord> records;
+    std::vector<BatchEntry> records;
     std::uint64_t seq[3] = {0, 0, 0};
     for (int i = 0; i < 120; ++i) {
         int v = (i * 7 + i / 5) % 3;
@@ -288,19 +283,28 @@ TEST_CASE("batches keep what the same reports one at a time keep", "[collector][
         r.report["pad"] = std::string(static_cast<std::size_t>((i * 613) % 3000), 'p');
         r.droppedReports = static_cast<std::uint64_t>(i);
         names.push_back(vms[static_cast<std::size_t>(v)]);
-        records.push_back(protocol::recordOf(r));
+        records.push_back({protocol::recordOf(r)});
         if (i % 9 == 4) { // a resend within the batch
             names.push_back(names.back());
             records.push_back(records.back());
         }
     }
-    std::vector<ReportWrite> all;
-    for (std::size_t i = 0; i < records.size(); ++i)
-        all.push_back({&names[i], &records[i]});
-    for (const auto &w : all)
-        REQUIRE(one->addReports(std::span(&w, 1), 5));
-    for (std::size_t at = 0, n = 1; at < all.size(); at += n, n = n % 13 + 3)
-        REQUIRE(batched->addReports(std::span(all).subspan(at, std::min(n, all.size() - at)), 5));
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        ChannelReports part{&names[i], std::span(&records[i], 1)};
+        REQUIRE(one->addReports(std::span(&part, 1), 5));
+    }
+    // Batches of 1-15 reports, one part per run of a VM's reports (a VM may
+    // have several parts in one batch).
+    for (std::size_t at = 0, n = 1; at < records.size(); at += n, n = n % 13 + 3) {
+        std::size_t end = std::min(at + n, records.size()), j = at;
+        std::vector<ChannelReports> batch;
+        for (std::size_t i = at; i < end; i = j) {
+            for (j = i + 1; j < end && names[j] == names[i]; ++j) {
+            }
+            batch.push_back({&names[i], std::span(&records[i], j - i)});
+        }
+        REQUIRE(batched->addReports(batch, 5));
+    }
     for (const auto &vm : vms) {
         requireCountersTrue(*batched, vm);
         auto a = one->history(vm, 1000).value(), b = batched->history(vm, 1000).value();
@@ -326,16 +330,38 @@ TEST_CASE("a batch that cannot commit stores nothing", "[collector][store][batch
     REQUIRE(s);
     std::string vm = "vm1";
     auto a = protocol::recordOf(report(1)), b = protocol::recordOf(report(2));
-    std::vector<ReportWrite> batch = {{&vm, &a}, {&vm, &b}};
+    std::vector<BatchEntry> reports = {{a}, {b}};
+    ChannelReports part{&vm, reports};
     auto other = SqliteDb::open(dir.path() + "/c.db", false);
     REQUIRE(other);
     REQUIRE(other->exec("BEGIN IMMEDIATE"));
-    CHECK_FALSE(s->addReports(batch, 1));
+    CHECK_FALSE(s->addReports(std::span(&part, 1), 1));
     REQUIRE(other->exec("ROLLBACK"));
     CHECK(s->reportCount("vm1").value() == 0);
     CHECK(s->counters("vm1")->rows == 0);
-    REQUIRE(s->addReports(batch, 1));
+    CHECK(reports[0].receipt == Receipt::NotStored);
+    REQUIRE(s->addReports(std::span(&part, 1), 1));
+    CHECK(reports[1].receipt == Receipt::Stored);
     requireCountersTrue(*s, "vm1");
+}
+
+TEST_CASE("a commit into a deleted store leaves every receipt NotStored",
+          "[collector][store][batch]")
+{
+    TempDir dir;
+    auto s = Store::open(dir.path() + "/c.db");
+    REQUIRE(s);
+    std::string vm = "vm1";
+    std::vector<BatchEntry> reports = {{protocol::recordOf(report(1))},
+                                       {protocol::recordOf(report(2))}};
+    ChannelReports part{&vm, reports};
+    // The commit goes through, into a file no one can read: no receipt may say stored.
+    for (const char *suffix : {"", "-wal", "-shm"})
+        ::unlink((dir.path() + "/c.db" + suffix).c_str());
+    CHECK_FALSE(s->addReports(std::span(&part, 1), 1));
+    CHECK(s->filesLost() == 1);
+    CHECK(reports[0].receipt == Receipt::NotStored);
+    CHECK(reports[1].receipt == Receipt::NotStored);
 }
 
 TEST_CASE("a store from before the counters gets them, counted once", "[collector][store]")

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <variant>
 
 #include "protocol/json_text.h"
 #include "protocol/schema.h"
@@ -283,31 +284,48 @@ std::string line(const json &data)
     return json{{"event", "report"}, {"data", data}, {"timestamp", 1}}.dump();
 }
 
-// The text path and the DOM path (decode + parseReportEvent) agree.
+bool sameMessage(const Message &a, const Message &b)
+{
+    return a.kind == b.kind && a.name == b.name && a.payload == b.payload && a.id == b.id &&
+           a.errorClass == b.errorClass && a.errorDesc == b.errorDesc && a.timestamp == b.timestamp;
+}
+
+// The text path and the DOM path (decode + parseReportEvent) agree: the
+// same reports taken with the same fields, the same reports refused, and
+// any other line the same message.
 void agree(const std::string &text)
 {
     INFO("line: " << text);
-    auto fast = decodeReportLine(text, Limits{});
+    auto fast = decodeLine(text, Limits{});
     auto m = decode(text, Limits{});
     auto dom =
         m ? parseReportEvent(*m) : daxprobe::Result<ReportEnvelope>(daxprobe::fail("no message"));
-    if (fast && *fast) {
+    if (const ReportRecord *r = fast ? std::get_if<ReportRecord>(&*fast) : nullptr) {
         REQUIRE(dom);
-        CHECK((*fast)->stream == dom->stream);
-        CHECK((*fast)->seq == dom->seq);
-        CHECK((*fast)->reason == dom->reason);
-        CHECK((*fast)->droppedReports == dom->droppedReports);
-        CHECK(json::parse((*fast)->reportText) == dom->report);
-        CHECK(((*fast)->metricsText.empty() ? json() : json::parse((*fast)->metricsText)) ==
-              dom->metrics);
-    } else {
-        CHECK_FALSE(dom);
+        CHECK(r->stream == dom->stream);
+        CHECK(r->seq == dom->seq);
+        CHECK(r->reason == dom->reason);
+        CHECK(r->droppedReports == dom->droppedReports);
+        CHECK(json::parse(r->reportText) == dom->report);
+        CHECK((r->metricsText.empty() ? json() : json::parse(r->metricsText)) == dom->metrics);
+        return;
+    }
+    CHECK_FALSE(dom);
+    if (fast) {
+        REQUIRE(m);
+        const Message &t = std::get<Message>(*fast);
+        CHECK(sameMessage(t, *m));
+        CHECK_FALSE((t.kind == Message::Kind::Event && t.name == kEventReport)); // read or refused
+    } else if (m) { // refused by the text path: only a report event the DOM refuses too
+        CHECK(m->kind == Message::Kind::Event);
+        CHECK(m->name == kEventReport);
+        CHECK(fast.error().code == EPROTO);
     }
 }
 
 } // namespace
 
-TEST_CASE("decodeReportLine agrees with the DOM on hostile lines", "[protocol][json-text]")
+TEST_CASE("decodeLine agrees with the DOM on hostile lines", "[protocol][json-text]")
 {
     json good{{"stream", "ab-12"},
               {"seq", 7},
@@ -382,30 +400,33 @@ TEST_CASE("decodeReportLine agrees with the DOM on hostile lines", "[protocol][j
     agree(line(good) + std::string("\0{\"x\"", 5)); // nlohmann stops at the NUL
 }
 
-TEST_CASE("decodeReportLine keeps the agent's text and reads the codes", "[protocol][json-text]")
+TEST_CASE("decodeLine keeps the agent's text and reads the codes", "[protocol][json-text]")
 {
     std::string text = R"({"event":"report","data":{"stream":"ab","seq":3,"report":)"
                        R"({ "z" : 1, "verdict":{"code":"problems_found"},"mounts":[)"
                        R"({"verdict":{"code":"dax_active"}},{"verdict":{"code":7}},[],)"
                        R"({"verdict":{"code":"a b\u0001"}}]},"metrics":null}})";
-    auto r = decodeReportLine(text, Limits{});
+    auto line = decodeLine(text, Limits{});
+    REQUIRE(line);
+    const auto *r = std::get_if<ReportRecord>(&*line);
     REQUIRE(r);
-    REQUIRE(*r);
     // Byte for byte as sent: spacing and key order kept, nothing re-encoded.
-    CHECK((*r)->reportText.starts_with("{ \"z\" : 1, \"verdict\""));
-    CHECK((*r)->metricsText.empty());
-    CHECK((*r)->codes.verdict == "problems_found");
-    CHECK((*r)->codes.mounts ==
-          std::vector<std::string>{"dax_active", "unknown", "unknown", "a_b_"});
+    CHECK(r->reportText.starts_with("{ \"z\" : 1, \"verdict\""));
+    CHECK(r->metricsText.empty());
+    CHECK(r->summary.code == "problems_found");
+    std::vector<std::string> codes;
+    for (const auto &m : r->summary.mounts)
+        codes.push_back(m.code);
+    CHECK(codes == std::vector<std::string>{"dax_active", "unknown", "unknown", "a_b_"});
 
-    auto big = decodeReportLine(std::string(100, ' '), Limits{50, 8});
+    auto big = decodeLine(std::string(100, ' '), Limits{50, 8});
     REQUIRE_FALSE(big);
     CHECK(big.error().code == EMSGSIZE);
-    auto rule = decodeReportLine(R"({"event":"report","data":{"stream":"AB","seq":1,"report":{}}})",
-                                 Limits{});
+    auto rule =
+        decodeLine(R"({"event":"report","data":{"stream":"AB","seq":1,"report":{}}})", Limits{});
     REQUIRE_FALSE(rule);
     CHECK(rule.error().code == EPROTO);
-    auto notJson = decodeReportLine("{\"event\":", Limits{});
+    auto notJson = decodeLine("{\"event\":", Limits{});
     REQUIRE_FALSE(notJson);
     CHECK(notJson.error().code == EBADMSG);
 }

@@ -21,11 +21,13 @@ import threading
 import time
 
 from .console_lines import Console
+from .virtiofsd import Virtiofsd, shared_folder
 
 AGENT_PORT = "org.daxprobe.agent.0"
 RESULTS_PORT = "org.daxprobe.results"
 CONTROL_PORT = "org.daxprobe.control"  # host -> guest test control (host actors)
 DONE_MARKER = b"DAXPROBE-DONE"
+VIRTIOFS_TAG = "daxprobe-share"
 
 
 class Skip(Exception):
@@ -77,7 +79,7 @@ class Guest:
     def __init__(self, vmlinux, initrd, scenario, *, nvdimm=True, label_size=None,
                  nvdimm_size="512M", memory="512M", capture=False, human=False,
                  extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None,
-                 extra_ports=(), shared_image=None):
+                 extra_ports=(), shared_image=None, virtiofs_files=None):
         self.vmlinux = vmlinux
         self.initrd = initrd
         self.scenario = scenario
@@ -113,6 +115,13 @@ class Guest:
         self.vpmem_path = os.path.join(self.dir, "vpmem.img") if nvdimm else self.nvdimm_path
         for i, name in enumerate(extra_ports):
             self.extra_ports[name] = os.path.join(self.dir, f"port{i}.sock")
+        # virtiofs_files ({name: bytes}): a fresh host folder of that much
+        # random data, which virtiofsd shares under the tag VIRTIOFS_TAG.
+        self.virtiofsd = None
+        if virtiofs_files:
+            share = shared_folder(os.path.join(self.dir, "share"), virtiofs_files)
+            self.virtiofsd = Virtiofsd(share, os.path.join(self.dir, "virtiofs.sock"),
+                                       VIRTIOFS_TAG)
         self.proc = None
         self.reader = None
         self.done = threading.Event()
@@ -160,6 +169,8 @@ class Guest:
                 "-device", f"virtserialport,chardev=ch1,name={RESULTS_PORT}",
                 "-chardev", f"socket,path={self.control_sock},server=on,wait=off,id=ch2",
                 "-device", f"virtserialport,chardev=ch2,name={CONTROL_PORT}"]
+        if self.virtiofsd:
+            cmd += self.virtiofsd.qemu_args(self.memory)
         for i, (name, path) in enumerate(self.extra_ports.items()):
             cmd += ["-chardev", f"socket,path={path},server=on,wait=off,id=chx{i}",
                     "-device", f"virtserialport,chardev=chx{i},name={name}"]
@@ -172,6 +183,8 @@ class Guest:
             if wanted and not os.path.exists(path):
                 with open(path, "wb") as f:
                     f.truncate(_size_bytes(self.nvdimm_size))
+        if self.virtiofsd:
+            self.virtiofsd.start(Skip, GuestError)
         cmd = self.command()
         with open(os.path.join(self.dir, "qemu-cmd.txt"), "w") as f:
             f.write(" ".join(cmd) + "\n")
@@ -228,6 +241,9 @@ class Guest:
             if self.proc.stdout:
                 self.reader.join(timeout=10)
                 self.proc.stdout.close()
+        if self.virtiofsd:
+            self.virtiofsd.stop()
+            shutil.rmtree(self.virtiofsd.shared_dir, ignore_errors=True)
         # The backing file is up to 512M of real data after mkfs: never keep it.
         for path in {self.nvdimm_path, self.vpmem_path} - {self.shared_image}:
             if os.path.exists(path):

@@ -34,7 +34,7 @@ import sys
 MODULES = [
     "virtio", "virtio_ring", "virtio_pci", "virtio_console", "virtio_blk",
     "nfit", "libnvdimm", "nd_pmem", "nd_btt", "dax_pmem", "device_dax", "virtio_pmem",
-    "crc32c_generic", "crc32c-intel", "ext4", "xfs", "kmem",
+    "crc32c_generic", "crc32c-intel", "ext4", "xfs", "kmem", "virtiofs",
 ]
 # Gone from newer kernels (7.x: crc32c is a library ext4 and xfs link
 # directly): shipped where they exist.

@@ -1,0 +1,88 @@
+#include "agent/check/report_topology.h"
+
+namespace daxprobe
+{
+
+namespace
+{
+
+using json = nlohmann::json;
+
+// Empty strings become absent fields, as in ndctl's JSON.
+void putString(json &j, const char *key, const std::string &v)
+{
+    if (!v.empty())
+        j[key] = v;
+}
+
+} // namespace
+
+json busReportJson(const NdBus &b)
+{
+    return {{"dev", b.dev}, {"provider", b.provider}};
+}
+
+json regionReportJson(const NdRegion &r)
+{
+    json j = {{"dev", r.dev},
+              {"size", r.size},
+              {"align", r.align},
+              {"available_size", r.availableSize},
+              {"badblock_count", r.badblockCount}};
+    putString(j, "bus", r.bus);
+    putString(j, "type", r.type);
+    putString(j, "persistence_domain", r.persistenceDomain);
+    if (r.numaNode)
+        j["numa_node"] = *r.numaNode;
+    return j;
+}
+
+json namespaceReportJson(const NdNamespace &n)
+{
+    json j = {
+        {"dev", n.dev}, {"mode", n.mode}, {"size", n.size}, {"badblock_count", n.badblockCount}};
+    putString(j, "region", n.region);
+    putString(j, "map", n.map);
+    if (n.align)
+        j["align"] = n.align;
+    putString(j, "uuid", n.uuid);
+    putString(j, "blockdev", n.blockdev);
+    putString(j, "chardev", n.chardev);
+    return j;
+}
+
+// daxctl list's names; its memory block fields only where daxctl shows them.
+json daxDeviceReportJson(const DaxDevice &d)
+{
+    json j = {{"chardev", d.chardev}, {"size", d.size}};
+    putString(j, "namespace", d.nsDev);
+    if (d.targetNode)
+        j["target_node"] = *d.targetNode;
+    if (d.align)
+        j["align"] = d.align;
+    putString(j, "mode", d.mode);
+    putString(j, "state", d.state);
+    if (d.onlineMemblocks)
+        j["online_memblocks"] = *d.onlineMemblocks;
+    if (d.totalMemblocks)
+        j["total_memblocks"] = *d.totalMemblocks;
+    if (d.movable)
+        j["movable"] = *d.movable;
+    return j;
+}
+
+json dimmReportJson(const NdDimm &d)
+{
+    json regions = json::array();
+    for (const auto &r : d.regions)
+        regions.push_back({{"region", r.region}, {"read_only", r.readOnly}});
+    json j = {{"dev", d.dev}, {"bus", d.bus}, {"flags", d.flags}, {"regions", regions}};
+    putString(j, "id", d.id);
+    if (d.handle)
+        j["handle"] = *d.handle;
+    if (d.dirtyShutdown)
+        j["dirty_shutdown"] = *d.dirtyShutdown;
+    return j;
+}
+
+} // namespace daxprobe

@@ -1,0 +1,148 @@
+#include "probes/capture/live_facts.h"
+
+#include "probes/capture/topology_json.h"
+
+namespace daxprobe
+{
+
+namespace
+{
+
+// Captures keep the fields older agents wrote, so captures of either age
+// replay: each evidence's state maps to them here and nowhere else. A skip or
+// a failure always has its text, which keeps the mapping one to one.
+bool ran(const EvidenceOutcome &e)
+{
+    return e.state == EvidenceState::Failed || e.state == EvidenceState::Observed;
+}
+
+// statx: "ran" and "error" (the skip's reason when it did not run).
+nlohmann::json statxJson(const StatxEvidence &s)
+{
+    nlohmann::json j = {{"ran", ran(s)},
+                        {"file", s.file},
+                        {"dax", s.dax},
+                        {"dax_known", s.daxKnown},
+                        {"error", s.observed() ? std::string() : s.text}};
+    if (s.rawKnown) {
+        j["attributes"] = s.attributes;
+        j["attributes_mask"] = s.attributesMask;
+    }
+    return j;
+}
+
+StatxEvidence statxFrom(const nlohmann::json &j)
+{
+    StatxEvidence s;
+    std::string error = j.value("error", "");
+    if (!j.value("ran", false)) {
+        if (!error.empty())
+            s.skip(std::move(error));
+    } else if (error.empty()) {
+        s.observe();
+    } else {
+        s.fail(std::move(error));
+    }
+    s.file = j.value("file", "");
+    s.dax = j.value("dax", false);
+    s.daxKnown = j.value("dax_known", false);
+    // A capture with the raw words replays through the same decoding as a live run.
+    if (j.contains("attributes") && j.contains("attributes_mask"))
+        decodeStatxAttributes(s, j["attributes"].get<std::uint64_t>(),
+                              j["attributes_mask"].get<std::uint64_t>());
+    return s;
+}
+
+// MAP_SYNC: "ran" (observed), "skipped" (the skip's reason), "ok" (mapped)
+// and "error" (the refusal's errno text).
+nlohmann::json mapSyncJson(const MapSyncEvidence &m)
+{
+    return {{"ran", ran(m)},
+            {"skipped", m.state == EvidenceState::Skipped ? m.text : std::string()},
+            {"ok", m.mapped},
+            {"error", ran(m) ? m.text : std::string()},
+            {"is_pmem", m.isPmem}};
+}
+
+MapSyncEvidence mapSyncFrom(const nlohmann::json &j)
+{
+    MapSyncEvidence m;
+    if (j.value("ran", false))
+        m.observe(j.value("error", ""));
+    else if (std::string skipped = j.value("skipped", ""); !skipped.empty())
+        m.skip(std::move(skipped));
+    m.mapped = j.value("ok", false);
+    m.isPmem = j.value("is_pmem", false);
+    return m;
+}
+
+// Residency: "ok" (observed) and "reason" (the error, or why not applicable).
+nlohmann::json residencyJson(const Residency &r)
+{
+    return {
+        {"method", r.method},          {"reason", r.text},    {"resident_bytes", r.residentBytes},
+        {"dirty_bytes", r.dirtyBytes}, {"size", r.sizeBytes}, {"ok", r.observed()}};
+}
+
+Residency residencyFrom(const nlohmann::json &j)
+{
+    Residency r;
+    std::string reason = j.value("reason", "");
+    if (j.value("ok", false))
+        r.observe(std::move(reason));
+    else if (!reason.empty())
+        r.fail(std::move(reason));
+    r.method = j.value("method", "");
+    r.residentBytes = j.value("resident_bytes", std::uint64_t{0});
+    r.dirtyBytes = j.value("dirty_bytes", std::uint64_t{0});
+    r.sizeBytes = j.value("size", std::uint64_t{0});
+    return r;
+}
+
+} // namespace
+
+nlohmann::json liveFactsToJson(const Facts &facts)
+{
+    nlohmann::json j;
+    j["topology"] = facts.topology;
+    j["mounts"] = nlohmann::json::object();
+    for (const auto &[mp, live] : facts.mountLive)
+        j["mounts"][mp] = {{"statx", statxJson(live.statx)},
+                           {"map_sync", mapSyncJson(live.mapSync)}};
+    j["files"] = nlohmann::json::array();
+    for (const auto &f : facts.files)
+        j["files"].push_back({{"path", f.path},
+                              {"statx", statxJson(f.statx)},
+                              {"residency", residencyJson(f.residency)}});
+    // perf: "usable" (observed) and "reason" (why not).
+    j["perf"] = {{"usable", facts.faults.perf.observed()}, {"reason", facts.faults.perf.text}};
+    return j;
+}
+
+void liveFactsFromJson(const nlohmann::json &j, Facts &facts)
+{
+    if (!j.is_object())
+        return;
+    if (auto it = j.find("topology"); it != j.end() && it->is_object())
+        facts.topology = it->get<Topology>();
+    if (auto it = j.find("mounts"); it != j.end() && it->is_object())
+        for (const auto &[mp, v] : it->items())
+            if (v.is_object())
+                facts.mountLive[mp] = {statxFrom(v.value("statx", nlohmann::json::object())),
+                                       mapSyncFrom(v.value("map_sync", nlohmann::json::object()))};
+    if (auto it = j.find("files"); it != j.end() && it->is_array())
+        for (const auto &f : *it)
+            if (f.is_object())
+                facts.files.push_back(
+                    {f.value("path", ""), statxFrom(f.value("statx", nlohmann::json::object())),
+                     residencyFrom(f.value("residency", nlohmann::json::object()))});
+    if (auto it = j.find("perf"); it != j.end() && it->is_object()) {
+        std::string reason = it->value("reason", "");
+        if (it->value("usable", false))
+            facts.faults.perf.observe();
+        else if (!reason.empty())
+            facts.faults.perf.fail(std::move(reason));
+    }
+}
+
+} // namespace daxprobe

@@ -1,0 +1,73 @@
+#include "probes/judges/remedies.h"
+
+#include <fmt/format.h>
+
+#include "probes/readers/text_util.h"
+
+namespace daxprobe
+{
+
+std::string createFsdax(const std::string &nsDev)
+{
+    return fmt::format("ndctl create-namespace -f -e {} -m fsdax",
+                       nsDev.empty() ? "namespaceX.Y" : shellQuote(nsDev));
+}
+
+std::string remountDax(const MountEntry &m)
+{
+    return fmt::format("umount {0} && mount -o dax=always {1} {0}", shellQuote(m.mountPoint),
+                       shellQuote(m.source));
+}
+
+namespace
+{
+
+// mkfs refuses to overwrite the old filesystem without its force flag.
+const char *mkfsForce(const MountEntry &m)
+{
+    return m.fstype == "xfs" ? " -f" : m.fstype.rfind("ext", 0) == 0 ? " -F" : "";
+}
+
+} // namespace
+
+std::string remakeFilesystem(const MountEntry &m, const std::string &extra)
+{
+    return fmt::format("umount {0}; {1}{2} {3} {4}; mount -o dax=always {4} {0}   "
+                       "# destroys the data on {4}: back it up first",
+                       shellQuote(m.mountPoint), shellQuote("mkfs." + m.fstype), mkfsForce(m),
+                       extra, shellQuote(m.source));
+}
+
+std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns)
+{
+    const char *force = mkfsForce(m);
+    return fmt::format("umount {0}; {1}; {2}{5} {3}; mount -o dax=always {3} {0}   "
+                       "# destroys the data on {4}: back it up first",
+                       shellQuote(m.mountPoint), createFsdax(ns.dev),
+                       shellQuote("mkfs." + m.fstype), shellQuote(m.source), ns.dev, force);
+}
+
+std::string setDaxFlag(const std::string &dir)
+{
+    return fmt::format("xfs_io -c 'chattr +x' {}", shellQuote(dir));
+}
+
+// Checked 2026-12: QEMU 7.2's vhost-user-fs-pci has no window property
+// (-device vhost-user-fs-pci,help), upstream QEMU never merged one, and
+// Cloud Hypervisor's docs/fs.md says DAX "is not available". The window
+// lived in the virtio-fs project's QEMU branch that Kata built
+// (virtio_fs_cache_size). tests/style/qemu_remedies.py checks the options.
+std::string virtiofsNoWindow()
+{
+    return "virtio-fs DAX needs a DAX window from the VMM, and upstream QEMU (7.2 included) and "
+           "Cloud Hypervisor give none (only the virtio-fs project's out-of-tree QEMU, built by "
+           "Kata Containers with virtio_fs_cache_size, had one)";
+}
+
+std::string virtiofsWithoutWindow()
+{
+    return "for one copy that every guest maps, share the image through virtio-pmem or an NVDIMM "
+           "with a DAX filesystem";
+}
+
+} // namespace daxprobe

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+
+#include "probes/readers/mountinfo.h"
+#include "probes/readers/topology.h"
+
+namespace daxprobe
+{
+
+// The commands a verdict's remedy names. Mount points and sources come from
+// mountinfo: anyone who can mount can choose them, so every one is quoted
+// before it lands in a command line.
+std::string createFsdax(const std::string &nsDev);
+std::string remountDax(const MountEntry &m);
+// The whole sequence for a filesystem on a namespace that cannot do DAX:
+// reconfiguring the namespace destroys its contents.
+std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns);
+// Make the filesystem again with other mkfs options (`extra`, e.g. "-b 4096"),
+// on the same device: for what only mkfs decides (block size, features).
+std::string remakeFilesystem(const MountEntry &m, const std::string &extra);
+// Per-file DAX (dax=inode): the flag on a directory is inherited by files
+// created in it afterwards.
+std::string setDaxFlag(const std::string &dir);
+// virtio-fs DAX needs a window (a PCI BAR) from the VMM; the ones users run
+// give none. The fact (one sentence), and the remedy for files that are not
+// DAX: where DAX for shared files does exist (without the fact: a verdict
+// shows that as its warning).
+std::string virtiofsNoWindow();
+std::string virtiofsWithoutWindow();
+
+} // namespace daxprobe

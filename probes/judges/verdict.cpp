@@ -1,0 +1,515 @@
+#include "probes/judges/verdict.h"
+
+#include <fmt/format.h>
+
+#include "probes/judges/bounce_buffer.h"
+#include "probes/judges/dax_refusals.h"
+#include "probes/judges/dimm_verdict.h"
+#include "probes/judges/remedies.h"
+#include "probes/judges/virtio_pmem.h"
+#include "probes/readers/root_facts.h"
+#include "probes/readers/text_util.h"
+
+namespace daxprobe
+{
+
+namespace
+{
+
+bool cannotDax(const NdNamespace *ns)
+{
+    return ns && (ns->mode == "raw" || ns->mode == "sector");
+}
+
+std::string deviceReason(const NdNamespace &ns)
+{
+    if (ns.mode == "sector")
+        return fmt::format("{} is in sector (BTT) mode: the block translation layer hides the "
+                           "memory, so there is no DAX",
+                           ns.dev);
+    return fmt::format("{} is a raw namespace: no struct page for its memory, so the "
+                       "filesystem cannot map it directly",
+                       ns.dev);
+}
+
+// A line of the mount in place now saying DAX was turned off. A refusal
+// ("DAX unsupported by block device." alone) ended its mount attempt in
+// failure, so it is never about a mount that exists (mount_history.h).
+bool kmsgSaysOff(const std::vector<std::string> &kmsg, std::string *line)
+{
+    for (const auto &l : kmsg)
+        if (classifyMountLine(l) == MountEvent::DaxTurnedOff) {
+            *line = l;
+            return true;
+        }
+    return false;
+}
+
+std::string historyText(const HistoryLine &h)
+{
+    const char *what = h.attempt == "failed"       ? "refused, that mount failed"
+                       : h.attempt == "unmounted"  ? "since unmounted"
+                       : h.attempt == "superseded" ? "since mounted again"
+                                                   : "its outcome was not logged";
+    return fmt::format("earlier mount attempt ({}): {}", what, h.message);
+}
+
+std::string daxctlState(const DaxDevice &d)
+{
+    std::string s = fmt::format("{} mode {}", d.chardev, d.mode.empty() ? d.state : d.mode);
+    if (d.totalMemblocks)
+        s += fmt::format(", {} of {} memory blocks online", d.onlineMemblocks.value_or(0),
+                         *d.totalMemblocks);
+    if (d.movable)
+        s += *d.movable ? ", movable" : ", not movable";
+    return s;
+}
+
+// kmem owns the device: its memory is ordinary RAM in the page allocator.
+void judgeSystemRam(const NdNamespace &ns, const DaxDevice &d, Verdict &v)
+{
+    v.code = code::SystemRam;
+    v.severity = Severity::Problem;
+    v.summary = fmt::format("{} is system RAM (daxctl mode system-ram, driver kmem): the page "
+                            "allocator uses it as ordinary memory, its contents are not "
+                            "persistent, and /dev/{} cannot be mapped",
+                            ns.dev, d.chardev);
+    v.remedy = fmt::format("daxctl reconfigure-device --mode=devdax --force {}   # offlines its "
+                           "memory first: whatever the kernel placed there must move",
+                           shellQuote(d.chardev));
+    if (d.movable == false)
+        v.warnings.push_back("its memory is online but not movable (ZONE_NORMAL): offlining can "
+                             "fail while the kernel holds pages there; reconfigure before it is "
+                             "onlined (daxctl online-memory --no-movable was used, or the "
+                             "memory_hotplug default)");
+}
+
+} // namespace
+
+Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
+{
+    Verdict v;
+    v.evidence.push_back(
+        {"ndctl", fmt::format("mode {}{}", ns.mode, ns.map.empty() ? "" : ", map " + ns.map)});
+    if (dax)
+        v.evidence.push_back({"daxctl", daxctlState(*dax)});
+    if (dax && dax->mode == "system-ram") {
+        judgeSystemRam(ns, *dax, v);
+    } else if (ns.mode == "fsdax" || ns.mode == "devdax") {
+        v.code = code::DaxCapable;
+        v.summary =
+            ns.mode == "fsdax"
+                ? fmt::format("{} can do DAX: mount /dev/{} with -o dax", ns.dev, ns.blockdev)
+                : fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
+        if (ns.align != 0 && ns.align < kPmdSize) {
+            v.severity = Severity::Warning;
+            v.warnings.push_back(fmt::format(
+                "align is {} KiB: 2 MiB (PMD) mappings are not guaranteed; "
+                "'daxprobe profile --path FILE' shows how faults are served ({} --align 2M)",
+                ns.align / 1024, createFsdax(ns.dev)));
+        }
+    } else {
+        v.code = code::DeviceCannotDax;
+        v.severity = Severity::Problem;
+        v.summary = deviceReason(ns);
+        v.remedy = createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
+    }
+    if (ns.badblockCount > 0) {
+        if (v.severity == Severity::Ok)
+            v.severity = Severity::Warning;
+        v.warnings.push_back(fmt::format("{} bad blocks: reads there fail with EIO (ndctl list "
+                                         "--media-errors -n {}; ndctl clear-errors)",
+                                         ns.badblockCount, ns.dev));
+    }
+    return v;
+}
+
+namespace
+{
+
+// What was read about the mount, as the verdict's evidence.
+// offLine: the kernel's line saying DAX is off, if it said so.
+std::vector<Evidence> mountEvidence(const MountReport &mr, const std::string *offLine)
+{
+    std::vector<Evidence> ev;
+    const BlockDevFacts *blockdev = mr.blockdev;
+    const char *optName = daxOptionName(mr.daxOption);
+    ev.push_back({"mountinfo", optName ? fmt::format("dax={}", optName) : "no dax option"});
+    if (blockdev && blockdev->queueDax)
+        ev.push_back({"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->name,
+                                               *blockdev->queueDax ? 1 : 0)});
+    if (mr.ns)
+        ev.push_back({"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?",
+                                           mr.ns->dev, mr.ns->mode)});
+    if (const MountLiveFacts *live = mr.live) {
+        if (live->statx.observed())
+            ev.push_back(
+                {"statx", fmt::format("STATX_ATTR_DAX {} on {}", live->statx.dax ? "set" : "clear",
+                                      live->statx.file)});
+        else if (live->statx.state != EvidenceState::NotRun)
+            ev.push_back({"statx", "not checked: " + live->statx.text});
+        if (live->mapSync.observed())
+            ev.push_back({"map_sync", live->mapSync.mapped
+                                          ? "MAP_SYNC mapping succeeded"
+                                          : "MAP_SYNC refused: " + live->mapSync.text});
+        else if (live->mapSync.state == EvidenceState::Skipped)
+            ev.push_back({"map_sync", "skipped: " + live->mapSync.text});
+    }
+    if (offLine)
+        ev.push_back({"kmsg", *offLine});
+    for (const auto &h : mr.kmsgHistory)
+        ev.push_back({"kmsg_history", historyText(h)});
+    return ev;
+}
+
+// Files are DAX (statxDax), or dax=always on a DAX-capable device says so.
+Verdict judgeDaxActive(const MountReport &mr, bool statxDax, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    v.code = code::DaxActive;
+    v.summary = statxDax ? fmt::format("DAX is in effect on {}", m.mountPoint)
+                         : fmt::format("DAX is on for {} (dax=always on a DAX-capable device; "
+                                       "no file could be examined to confirm)",
+                                       m.mountPoint);
+    if (!statxDax)
+        v.severity = Severity::Warning;
+    // MAP_SYNC is a promise about persistent media; virtiofs DAX makes none,
+    // and virtio-pmem refuses it by design (asynchronous flush).
+    const MountLiveFacts *live = mr.live;
+    if (mr.blockdev && live && live->mapSync.observed() && !live->mapSync.mapped) {
+        v.severity = Severity::Warning;
+        v.warnings.push_back(
+            mr.virtioPmem ? "MAP_SYNC refused as expected: " + virtioPmemConsequence()
+                          : "MAP_SYNC was refused although files are DAX: " + live->mapSync.text);
+    }
+    if (mr.ns && mr.ns->align != 0 && mr.ns->align < kPmdSize)
+        v.warnings.push_back(fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
+                                         "guaranteed ('daxprobe profile --path FILE' shows them)",
+                                         mr.ns->dev, mr.ns->align / 1024));
+    return v;
+}
+
+// virtio-fs without DAX files: where the data lives, and why (no window).
+Verdict judgeVirtiofs(const MountReport &mr, bool statxRan, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    v.code = code::VirtiofsPageCache;
+    v.severity = Severity::Warning;
+    v.summary = fmt::format("{} is virtio-fs (tag {}) {}: this guest copies what it reads into "
+                            "its own page cache",
+                            m.mountPoint, m.source,
+                            statxRan ? "and its files are not DAX"
+                                     : "and no file could be examined for DAX");
+    v.warnings.push_back(virtiofsNoWindow());
+    v.remedy = virtiofsWithoutWindow();
+    return v;
+}
+
+// DAX was asked for but files are not DAX: the silent fallback.
+Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    v.code = code::DaxSilentlyOff;
+    v.severity = Severity::Problem;
+    if (cannotDax(mr.ns))
+        v.summary = fmt::format("{} was mounted with dax but DAX is off: {}", m.mountPoint,
+                                deviceReason(*mr.ns));
+    else if (!deviceDax)
+        v.summary = fmt::format("{} was mounted with dax but {} cannot do DAX", m.mountPoint,
+                                mr.blockdev ? "/dev/" + mr.blockdev->name : m.source);
+    else
+        v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
+    if (cannotDax(mr.ns))
+        v.remedy = rebuildOnFsdax(m, *mr.ns);
+    else if (m.fstype == "virtiofs") {
+        v.warnings.push_back(virtiofsNoWindow());
+        v.remedy = "mount without dax, or " + virtiofsWithoutWindow();
+    } else
+        v.remedy = remountDax(m);
+    return v;
+}
+
+// DAX was not asked for: per-file mode, a device that cannot, or no option.
+Verdict judgeNotRequested(const MountReport &mr, Verdict v)
+{
+    const MountEntry &m = *mr.mount;
+    if (mr.daxOption == DaxOption::Inode) {
+        v.code = code::DaxNotRequested;
+        v.severity = Severity::Warning;
+        v.summary =
+            fmt::format("{} is dax=inode: only files with the DAX flag (xfs_io -c 'chattr +x') "
+                        "use DAX, and the file examined has none",
+                        m.mountPoint);
+        v.remedy = remountDax(m);
+        return v;
+    }
+    if (cannotDax(mr.ns)) {
+        v.code = code::DeviceCannotDax;
+        v.severity = Severity::Problem;
+        v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*mr.ns));
+        v.remedy = rebuildOnFsdax(m, *mr.ns);
+        return v;
+    }
+    v.code = code::DaxNotRequested;
+    v.severity = Severity::Problem;
+    v.summary = fmt::format("{} is on persistent memory but mounted without dax: every read goes "
+                            "through the page cache",
+                            m.mountPoint);
+    v.remedy = remountDax(m);
+    return v;
+}
+
+Verdict judgeMountState(const MountReport &mr)
+{
+    const MountEntry &m = *mr.mount;
+    DaxOption opt = mr.daxOption;
+    std::string offLine;
+    bool kmsgOff = kmsgSaysOff(mr.kmsg, &offLine);
+    Verdict v;
+    v.evidence = mountEvidence(mr, kmsgOff ? &offLine : nullptr);
+
+    bool statxRan = mr.live && mr.live->statx.observed();
+    bool statxDax = statxRan && mr.live->statx.dax;
+    bool deviceDax = mr.blockdev && mr.blockdev->queueDax.value_or(false);
+    bool optionOn = opt == DaxOption::Always;
+    // Without a dax option XFS and ext4 decide per file (dax=inode).
+    bool perFile = opt == DaxOption::Inode ||
+                   (opt == DaxOption::None && (m.fstype == "xfs" || m.fstype == "ext4"));
+    if (perFile && deviceDax && !kmsgOff)
+        return judgePerFile(mr, std::move(v));
+    // Without a window the kernel refuses dax=always, so a virtio-fs mount
+    // without DAX files is plain or dax=inode: dax=always would not help.
+    if (m.fstype == "virtiofs" && !statxDax && !optionOn)
+        return judgeVirtiofs(mr, statxRan, std::move(v));
+    // Direct proof beats every inference: a file with the DAX attribute.
+    if (statxDax || (!statxRan && optionOn && deviceDax && !kmsgOff))
+        return judgeDaxActive(mr, statxDax, std::move(v));
+    // DAX was asked for (the option is still shown, or the kernel said it
+    // refused) but files are not DAX.
+    if (optionOn || (kmsgOff && opt != DaxOption::Inode))
+        return judgeSilentlyOff(mr, deviceDax, std::move(v));
+    return judgeNotRequested(mr, std::move(v));
+}
+
+// What the kernel said this filesystem cannot do: a line of the mount in
+// place now, else the latest of an earlier attempt.
+const DaxRefusal *refusalOf(const std::vector<std::string> &kmsg,
+                            const std::vector<HistoryLine> &history, std::string *line)
+{
+    for (const auto &l : kmsg)
+        if (const DaxRefusal *r = findDaxRefusal(l)) {
+            *line = l;
+            return r;
+        }
+    for (auto it = history.rbegin(); it != history.rend(); ++it)
+        if (const DaxRefusal *r = findDaxRefusal(it->message)) {
+            *line = it->message;
+            return r;
+        }
+    return nullptr;
+}
+
+} // namespace
+
+Verdict judgeMount(const MountReport &mr)
+{
+    Verdict v = judgeMountState(mr);
+    // Files are not DAX and the kernel said why: remounting with dax cannot
+    // help, only the cause's own remedy does. A device that cannot DAX is
+    // the first cause (its remedy rebuilds everything).
+    std::string line;
+    const DaxRefusal *r = nullptr;
+    if ((v.code == code::DaxNotRequested || v.code == code::DaxSilentlyOff) && !cannotDax(mr.ns))
+        r = refusalOf(mr.kmsg, mr.kmsgHistory, &line);
+    if (r) {
+        v.summary += fmt::format("; the kernel refuses DAX on this filesystem: {}", r->cause);
+        v.remedy = r->remedy(*mr.mount);
+        bool shown = false;
+        for (const auto &e : v.evidence)
+            shown |= e.result.find(line) != std::string::npos;
+        if (!shown)
+            v.evidence.push_back({"kmsg", line});
+    }
+    return v;
+}
+
+namespace
+{
+
+// Whether the namespace is on a virtio-pmem region, as its region's report says.
+bool onVirtioPmem(const Report &report, const NdNamespace &ns)
+{
+    for (const auto &r : report.regions)
+        if (r.region->dev == ns.region)
+            return r.virtioPmem;
+    return false;
+}
+
+// The mount's facts gathered, and what is decided about it once.
+MountReport describeMount(const Facts &facts, const Report &report, const MountEntry &m)
+{
+    MountReport mr;
+    mr.mount = &m;
+    mr.daxOption = daxOption(m);
+    mr.blockdev = facts.blockdevByNumber(m.major, m.minor);
+    mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->name) : nullptr;
+    mr.virtioPmem = mr.ns && onVirtioPmem(report, *mr.ns);
+    if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
+        mr.live = &it->second;
+    std::string dev = mr.blockdev ? mr.blockdev->name : std::string();
+    DeviceKmsg dk = attributeKmsg(facts.kmsg.records, dev);
+    mr.kmsg = std::move(dk.current);
+    mr.kmsgHistory = std::move(dk.history);
+    for (const auto &f : facts.files)
+        if (mountOfPath(facts.mounts, f.path) == &m)
+            mr.files.push_back(&f);
+    return mr;
+}
+
+// What was read, shown as found.
+void describeSystem(const Facts &facts, Report &report)
+{
+    report.kernelRelease = facts.kernelRelease;
+    report.nfit = &facts.nfit;
+    report.topology = &facts.topology;
+    for (const auto &r : facts.topology.regions) {
+        report.regions.push_back({&r, isVirtioPmem(facts.topology, r)});
+        report.virtioPmem |= report.regions.back().virtioPmem;
+    }
+    report.files = &facts.files;
+    report.meminfo = &facts.meminfo;
+    report.meminfoError = facts.meminfoError;
+    report.faults = &facts.faults;
+    report.kmsg = static_cast<const EvidenceOutcome &>(facts.kmsg);
+}
+
+void systemWarnings(const Facts &facts, Report &report)
+{
+    report.bounceBuffer = judgeBounceBuffer(facts.kmsg.bootMemory);
+    if (facts.nfit.present && !facts.nfit.valid())
+        for (const auto &p : facts.nfit.problems)
+            report.warnings.push_back("NFIT: " + p);
+    for (const auto &r : report.regions)
+        if (r.virtioPmem)
+            report.warnings.push_back(
+                virtioPmemNote(facts.topology, *r.region, facts.nfit.present));
+    for (const auto &r : facts.topology.regions)
+        if (r.badblockCount > 0)
+            report.warnings.push_back(fmt::format("{}: {} bad blocks", r.dev, r.badblockCount));
+}
+
+// No persistent memory to judge: says why and what gives it. False when there is.
+bool judgeNoPmem(const Facts &facts, Verdict &o)
+{
+    bool anyPmemRegion = false;
+    for (const auto &r : facts.topology.regions)
+        anyPmemRegion |= r.type == "pmem";
+    if (!facts.nfit.present && !anyPmemRegion) {
+        o.code = code::NoNfit;
+        o.severity = Severity::Problem;
+        o.summary = "no ACPI NFIT and no pmem region: this machine has no persistent memory";
+        o.evidence.push_back(
+            {"nfit", facts.nfit.readError.empty() ? "absent" : facts.nfit.readError});
+        if (facts.topology.failed())
+            o.evidence.push_back({"ndctl", facts.topology.text});
+        o.remedy = "give the VM an NVDIMM: qemu -machine nvdimm=on -m ...,slots=N,maxmem=... "
+                   "-object memory-backend-file,id=mem1,share=on,mem-path=FILE,size=S "
+                   "-device nvdimm,memdev=mem1 (and load the nfit module in the guest); "
+                   "libvirt: <memory model='nvdimm'>. Complete examples of both, with the "
+                   "agent's channel: /usr/share/doc/daxprobe/examples/";
+        return true;
+    }
+    if (facts.topology.namespaces.empty()) {
+        o.code = code::NoPmemNamespace;
+        o.severity = Severity::Problem;
+        o.summary = anyPmemRegion ? "pmem regions exist but no namespace is active"
+                                  : "an NFIT is present but the kernel shows no pmem region";
+        o.evidence.push_back(
+            {"nfit", fmt::format("{} pmem SPA range(s)", facts.nfit.pmemRangeCount())});
+        if (facts.topology.failed())
+            o.evidence.push_back({"ndctl", facts.topology.text});
+        o.remedy = anyPmemRegion ? "ndctl create-namespace -m fsdax -r region0"
+                                 : "modprobe nfit nd_pmem   # then: ndctl list -R";
+        return true;
+    }
+    return false;
+}
+
+// The overall verdict from the namespaces' and mounts' own.
+// The DIMMs against the DAX mounts on their regions; a region a DIMM made
+// read-only takes the reconfiguration remedies off what is on it.
+void judgeDimmsUnder(const Facts &facts, Report &report)
+{
+    std::vector<DaxMount> daxMounts;
+    for (const auto &m : report.mounts) {
+        bool dax = m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
+        if (dax && m.ns)
+            daxMounts.push_back({m.ns->region, m.mount->mountPoint});
+    }
+    report.dimms = judgeDimms(facts.topology, daxMounts);
+    for (auto &n : report.namespaces)
+        withholdReconfiguration(facts.topology, n.ns, n.verdict);
+    for (auto &m : report.mounts)
+        withholdReconfiguration(facts.topology, m.ns, m.verdict);
+}
+
+void judgeOverall(Report &report)
+{
+    Verdict &o = report.overall;
+    int problems = 0, dax = 0;
+    for (const auto &n : report.namespaces)
+        problems += n.verdict.severity == Severity::Problem;
+    for (const auto &m : report.mounts) {
+        problems += m.verdict.severity == Severity::Problem;
+        dax += m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
+    }
+    for (const auto &d : report.dimms)
+        problems += d.verdict.severity == Severity::Problem;
+    if (problems > 0) {
+        o.code = code::ProblemsFound;
+        o.severity = Severity::Problem;
+        o.summary = fmt::format("{} problem(s) found", problems);
+        report.exitCode = 1;
+    } else {
+        o.code = code::DaxVerified;
+        o.summary = report.mounts.empty()
+                        ? "persistent memory is DAX-capable; nothing is mounted on it"
+                        : fmt::format("DAX verified on {} mount(s)", dax);
+        report.exitCode = 0;
+    }
+}
+
+} // namespace
+
+Report evaluate(const Facts &facts)
+{
+    Report report;
+    describeSystem(facts, report);
+    for (const auto &ns : facts.topology.namespaces)
+        report.namespaces.push_back(
+            {&ns, judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev))});
+    for (const auto &m : facts.mounts) {
+        if (!isDaxCandidate(facts, m))
+            continue;
+        MountReport mr = describeMount(facts, report, m);
+        mr.verdict = judgeMount(mr);
+        report.mounts.push_back(std::move(mr));
+    }
+    judgeDimmsUnder(facts, report);
+    systemWarnings(facts, report);
+
+    Verdict &o = report.overall;
+    if (!facts.mountsError.empty()) {
+        o.code = code::CheckFailed;
+        o.severity = Severity::Problem;
+        o.summary = "could not read the mount table: " + facts.mountsError;
+        report.exitCode = 2;
+    } else if (judgeNoPmem(facts, o)) {
+        report.exitCode = 1;
+    } else {
+        judgeOverall(report);
+    }
+    return report;
+}
+
+} // namespace daxprobe

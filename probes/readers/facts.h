@@ -1,0 +1,59 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/page_residency.h"
+#include "probes/readers/dax_evidence.h"
+#include "probes/readers/fault_sources.h"
+#include "probes/readers/kmsg.h"
+#include "probes/readers/meminfo.h"
+#include "probes/readers/mountinfo.h"
+#include "probes/readers/nfit.h"
+#include "probes/readers/topology.h"
+
+namespace daxprobe
+{
+
+// Everything the verdicts are computed from. Files under the Root are read
+// by parsers; the rest ("live facts": libndctl, statx, MAP_SYNC, residency,
+// perf) can only be observed on a running system and is saved in a capture's
+// live.json so a capture replays to the same report.
+struct BlockDevFacts {
+    std::string name;
+    unsigned major = 0;
+    unsigned minor = 0;
+    std::optional<bool> queueDax;
+};
+
+struct MountLiveFacts {
+    StatxEvidence statx;
+    MapSyncEvidence mapSync;
+};
+
+struct FileFacts {
+    std::string path;
+    StatxEvidence statx;
+    Residency residency;
+};
+
+struct Facts {
+    std::string kernelRelease;
+    NfitInfo nfit;
+    Topology topology;
+    std::vector<MountEntry> mounts;
+    std::string mountsError;
+    std::vector<BlockDevFacts> blockdevs;            // pmem block devices and every mount's device
+    std::map<std::string, MountLiveFacts> mountLive; // by mount point
+    KmsgFacts kmsg;
+    Meminfo meminfo;
+    std::string meminfoError;
+    FaultFacts faults;
+    std::vector<FileFacts> files;
+
+    const BlockDevFacts *blockdevByNumber(unsigned major, unsigned minor) const;
+};
+
+} // namespace daxprobe

@@ -1,0 +1,70 @@
+#include "probes/readers/gather.h"
+
+#include "probes/readers/dax_evidence.h"
+#include "probes/readers/root_facts.h"
+#include "probes/readers/sysfs_topology.h"
+#include "probes/readers/text_util.h"
+
+namespace daxprobe
+{
+
+namespace
+{
+
+bool readOnly(const MountEntry &m)
+{
+    for (auto o : splitFields(m.mountOptions, ','))
+        if (o == "ro")
+            return true;
+    return false;
+}
+
+} // namespace
+
+Facts gatherFacts(const Root &root, const GatherOptions &options)
+{
+    Facts facts;
+    // Topology first: it names the pmem block devices the root reads look at.
+    if (options.live)
+        facts.topology = readTopologyFromSysfs(root);
+    readRootFacts(root, facts, options.kmsg, options.faultProbes);
+    if (!options.live)
+        return facts;
+
+    facts.faults.perf = options.faultProbes ? options.faultProbes->perf(root) : probePerf(root);
+    for (const auto &m : facts.mounts) {
+        if (!isDaxCandidate(facts, m))
+            continue;
+        MountLiveFacts live;
+        bool writable = !readOnly(m);
+        if (m.fstype == "virtiofs") {
+            // The test file would land in the host's shared folder, and
+            // MAP_SYNC is a promise virtio-fs never makes.
+            live.mapSync.skip("virtio-fs: no test file in the host's shared folder");
+        } else if (options.activeChecks && writable) {
+            live.mapSync = mapSyncCheck(m.mountPoint, &live.statx);
+        } else {
+            live.mapSync.skip(!options.activeChecks ? "disabled (--no-active)" : "read-only mount");
+        }
+        // Without the test file, statx a file that is already there.
+        if (!live.statx.observed()) {
+            std::string file = findRegularFile(m.mountPoint, m.major, m.minor);
+            if (!file.empty())
+                live.statx = statxDax(file);
+            else if (live.statx.state == EvidenceState::NotRun)
+                live.statx.skip("no regular file found to examine");
+        }
+        facts.mountLive[m.mountPoint] = std::move(live);
+    }
+    for (const auto &path : options.paths) {
+        FileFacts f;
+        f.path = path;
+        f.statx = statxDax(path);
+        // DAX is established before residency is measured (see residency.h).
+        f.residency = measureResidency(path, f.statx.observed() && f.statx.dax);
+        facts.files.push_back(std::move(f));
+    }
+    return facts;
+}
+
+} // namespace daxprobe

@@ -1,0 +1,22 @@
+#include "probes/readers/topology.h"
+
+namespace daxprobe
+{
+
+const DaxDevice *Topology::daxDeviceByChardev(const std::string &chardev) const
+{
+    for (const auto &d : daxDevices)
+        if (d.chardev == chardev)
+            return &d;
+    return nullptr;
+}
+
+const NdNamespace *Topology::namespaceByBlockdev(const std::string &blockdev) const
+{
+    for (const auto &ns : namespaces)
+        if (!ns.blockdev.empty() && ns.blockdev == blockdev)
+            return &ns;
+    return nullptr;
+}
+
+} // namespace daxprobe

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/evidence_state.h"
+#include "probes/readers/dimm.h"
+
+namespace daxprobe
+{
+
+// Plain facts about the nd bus, as `ndctl list -BRN` would name them. Filled
+// live from sysfs (sysfs_topology.cpp) or from a capture's live.json.
+struct NdBus {
+    std::string dev;      // ndbus0
+    std::string provider; // ACPI.NFIT
+};
+
+struct NdRegion {
+    std::string dev; // region0
+    std::string bus;
+    std::string type; // pmem, blk
+    std::uint64_t size = 0;
+    std::uint64_t align = 0;
+    std::uint64_t availableSize = 0;
+    std::string persistenceDomain; // memory_controller, cpu_cache, none, unknown
+    std::optional<int> numaNode;
+    std::uint64_t badblockCount = 0;
+};
+
+struct NdNamespace {
+    std::string dev; // namespace0.0
+    std::string region;
+    std::string mode;       // fsdax, devdax, sector, raw, unknown
+    std::string map;        // mem, dev (fsdax/devdax only)
+    std::uint64_t size = 0; // usable size, as ndctl reports it
+    std::uint64_t align = 0;
+    std::string uuid;
+    std::string blockdev; // pmem0 (fsdax, sector, raw)
+    std::string chardev;  // dax0.0 (devdax)
+    std::uint64_t badblockCount = 0;
+};
+
+// A device-DAX character device as `daxctl list` shows it (dax_device.h).
+struct DaxDevice {
+    std::string chardev; // dax0.0
+    std::string nsDev;   // the nd namespace it belongs to (namespace0.0)
+    std::uint64_t size = 0;
+    std::uint64_t align = 0;
+    std::optional<int> targetNode;
+    std::string mode;  // devdax, system-ram; empty when no driver is bound
+    std::string state; // "disabled" when no driver is bound
+    // system-ram only: its memory blocks and whether the online ones are movable
+    std::optional<std::uint64_t> onlineMemblocks;
+    std::optional<std::uint64_t> totalMemblocks;
+    std::optional<bool> movable;
+};
+
+// Observed once sysfs could be read (no nd bus at all is an empty, observed
+// topology); Failed with the error otherwise.
+struct Topology : EvidenceOutcome {
+    std::vector<NdBus> buses;
+    std::vector<NdRegion> regions;
+    std::vector<NdNamespace> namespaces;
+    std::vector<DaxDevice> daxDevices;
+    std::vector<NdDimm> dimms; // as ndctl list -D, by bus
+
+    const NdNamespace *namespaceByBlockdev(const std::string &blockdev) const;
+    const DaxDevice *daxDeviceByChardev(const std::string &chardev) const;
+};
+
+} // namespace daxprobe

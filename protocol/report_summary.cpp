@@ -1,0 +1,95 @@
+#include "protocol/report_summary.h"
+
+#include "protocol/identifier.h"
+#include "protocol/json_text.h"
+
+namespace daxprobe::protocol
+{
+
+namespace
+{
+
+// A verdict object's "code" (last one wins).
+std::string codeOf(std::string_view verdict, const JsonSpans *spans)
+{
+    std::string code = "unknown", key;
+    std::string_view v;
+    for (JsonObjectReader r(verdict, spans); r.next(key, v);)
+        if (key == "code") {
+            auto s = jsonString(v);
+            code = s ? sanitizeIdentifier(*s, 64) : "unknown";
+        }
+    return code;
+}
+
+std::string stringOf(std::string_view v)
+{
+    return jsonString(v).value_or("");
+}
+
+ReportSummary::Mount mountOf(std::string_view mount, const JsonSpans *spans)
+{
+    ReportSummary::Mount m;
+    std::string key;
+    std::string_view v, verdict;
+    for (JsonObjectReader r(mount, spans); r.next(key, v);) {
+        if (key == "mount_point")
+            m.key = stringOf(v);
+        else if (key == "blockdev")
+            m.blockdev = stringOf(v);
+        else if (key == "verdict")
+            verdict = v;
+    }
+    m.code = codeOf(verdict, spans);
+    return m;
+}
+
+ReportSummary::Namespace namespaceOf(std::string_view ns, const JsonSpans *spans)
+{
+    ReportSummary::Namespace n;
+    std::string key;
+    std::string_view v, verdict;
+    for (JsonObjectReader r(ns, spans); r.next(key, v);) {
+        if (key == "dev")
+            n.dev = stringOf(v);
+        else if (key == "blockdev")
+            n.blockdev = stringOf(v);
+        else if (key == "size")
+            n.size = jsonUnsigned(v);
+        else if (key == "verdict")
+            verdict = v;
+    }
+    n.code = codeOf(verdict, spans);
+    return n;
+}
+
+} // namespace
+
+ReportSummary summarizeReport(std::string_view reportText, const JsonSpans *spans)
+{
+    ReportSummary s;
+    std::string key;
+    std::string_view v, verdict, mounts, namespaces, meminfo;
+    for (JsonObjectReader r(reportText, spans); r.next(key, v);) {
+        if (key == "verdict")
+            verdict = v;
+        else if (key == "mounts")
+            mounts = v;
+        else if (key == "namespaces")
+            namespaces = v;
+        else if (key == "meminfo")
+            meminfo = v;
+    }
+    s.code = codeOf(verdict, spans);
+    std::string_view e;
+    for (JsonArrayReader a(mounts, spans); a.next(e);)
+        s.mounts.push_back(mountOf(e, spans));
+    for (JsonArrayReader a(namespaces, spans); a.next(e);)
+        s.namespaces.push_back(namespaceOf(e, spans));
+    for (JsonObjectReader r(meminfo, spans); r.next(key, v);)
+        if (key == "Cached")
+            s.pageCacheBytes = jsonUnsigned(v);
+    return s;
+}
+
+} // namespace daxprobe::protocol
