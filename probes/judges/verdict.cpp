@@ -103,16 +103,20 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
                 : fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
         if (ns.align != 0 && ns.align < kPmdSize) {
             v.severity = Severity::Warning;
-            v.warnings.push_back(fmt::format(
-                "align is {} KiB: 2 MiB (PMD) mappings are not guaranteed; "
-                "'daxprobe profile --path FILE' shows how faults are served ({} --align 2M)",
-                ns.align / 1024, createFsdax(ns.dev)));
+            v.warnings.push_back(
+                fmt::format("align is {} KiB: 2 MiB (PMD) mappings are not guaranteed; "
+                            "'daxprobe profile --path FILE' shows how faults are served ({})",
+                            ns.align / 1024, realign(ns)));
         }
     } else {
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
         v.summary = deviceReason(ns);
-        v.remedy = createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
+        if (reconfigurable(ns))
+            v.remedy =
+                createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
+        else
+            v.warnings.push_back(tooSmallToReconfigure(ns));
     }
     if (ns.badblockCount > 0) {
         if (v.severity == Severity::Ok)
@@ -126,6 +130,15 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
 
 namespace
 {
+
+// The filesystem rebuilt on an fsdax namespace, or why ndctl would refuse it.
+void offerRebuild(const MountEntry &m, const NdNamespace &ns, Verdict &v)
+{
+    if (reconfigurable(ns))
+        v.remedy = rebuildOnFsdax(m, ns);
+    else
+        v.warnings.push_back(tooSmallToReconfigure(ns));
+}
 
 // What was read about the mount, as the verdict's evidence.
 // offLine: the kernel's line saying DAX is off, if it said so.
@@ -220,7 +233,7 @@ Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
     else
         v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
     if (cannotDax(mr.ns))
-        v.remedy = rebuildOnFsdax(m, *mr.ns);
+        offerRebuild(m, *mr.ns, v);
     else if (m.fstype == "virtiofs") {
         v.warnings.push_back(virtiofsNoWindow());
         v.remedy = "mount without dax, or " + virtiofsWithoutWindow();
@@ -247,7 +260,7 @@ Verdict judgeNotRequested(const MountReport &mr, Verdict v)
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
         v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*mr.ns));
-        v.remedy = rebuildOnFsdax(m, *mr.ns);
+        offerRebuild(m, *mr.ns, v);
         return v;
     }
     v.code = code::DaxNotRequested;

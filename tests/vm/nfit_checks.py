@@ -61,6 +61,7 @@ def check_nfit_test(c, res):
                    + res.text("check.json")[:2000]):
         return
     ref, got = compare_dimms(c, res)
+    check_remedies(c, res)
     # The failed DIMM (flags: not armed, save/restore/flush failed) makes its
     # region read-only, and daxprobe says why, without a reconfiguration.
     bad = [d for d in got.values() if "not_armed" in (d.get("flags") or [])]
@@ -74,3 +75,32 @@ def check_nfit_test(c, res):
                 remedy = (ns.get("verdict") or {}).get("remedy")
                 c.check(not remedy, f"{ns.get('dev')} on read-only {ns.get('region')}: no "
                         f"reconfiguration remedy, got {remedy!r}")
+
+
+def as_list(listing):
+    """ndctl list prints one object for one match, an array for several."""
+    return listing if isinstance(listing, list) else [listing] if listing else []
+
+
+def check_remedies(c, res):
+    """Issue 36, part 3: the remedies daxprobe printed in this guest were run
+    there (scenario_after) and the kernel shows what they promised."""
+    namespaces = {n.get("dev"): n for n in (res.check or {}).get("namespaces") or []}
+    small = namespaces.get("namespace3.0") or {}
+    c.eq(small.get("size"), 4 << 20, "namespace3.0: the test bus's 4 MiB raw namespace")
+    c.check(not (small.get("verdict") or {}).get("remedy"),
+            f"namespace3.0: no reconfiguration offered, got {small.get('verdict')}")
+    c.check(res.text("small-reconfig.rc").strip() not in ("", "0"),
+            "ndctl refuses namespace3.0 as fsdax: rc " + res.text("small-reconfig.rc").strip())
+    c.check("must be >= 16MiB" in res.text("commands.log"),
+            "ndctl's reason: '--size=' must be >= 16MiB")
+    # The device-DAX namespace made with 4 KiB alignment: its hint keeps devdax.
+    dd = [n for n in namespaces.values() if n.get("mode") == "devdax" and n.get("align") == 4096]
+    if not c.check(len(dd) == 1, f"one devdax namespace with align 4K: {sorted(namespaces)}"):
+        return
+    c.eq(res.text("realign-cmd.txt").strip(),
+         f"ndctl create-namespace -f -e {dd[0]['dev']} -m devdax --align 2M",
+         "the alignment hint, as run")
+    after = [n for n in as_list(res.json("ndctl-region1-after.json")) if n.get("size")]
+    c.eq([(n.get("mode"), n.get("align")) for n in after], [("devdax", 2 << 20)],
+         "region1's namespace after the hint ran (ndctl list -N)")
