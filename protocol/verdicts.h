@@ -62,6 +62,8 @@ inline constexpr std::array kOverallCodes{code::DaxVerified, code::ProblemsFound
 inline constexpr std::array kMountCodes{code::DaxActive,       code::DaxPerFile,
                                         code::DaxSilentlyOff,  code::DaxNotRequested,
                                         code::DeviceCannotDax, code::VirtiofsPageCache};
+inline constexpr std::array kDimmCodes{code::DimmOk, code::DimmNotPersistent, code::DimmMapFailed,
+                                       code::DimmHealthEvent};
 
 // The daxprobe.check/1 document of a check that could not run (exit code 2):
 // one shape for the command line, the daemon and its reports.
