@@ -73,6 +73,15 @@ void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportSummary &r
             if (mount.code == known)
                 ++m.mounts[mount.code];
     }
+    m.dimms.clear();
+    for (const auto &d : report.dimms) {
+        // The DIMM's name becomes a label: a bounded number of them.
+        if (m.dimms.size() >= kMaxDimms || d.dev.empty())
+            break;
+        for (const char *known : protocol::kDimmCodes)
+            if (d.code == known)
+                m.dimms[d.dev] = {d.code, d.dirtyShutdown};
+    }
 }
 
 namespace
@@ -123,6 +132,30 @@ void appendVerdicts(std::string &out, const Vms &vms)
         if (m.lastReportAt)
             out += fmt::format("daxprobe_vm_last_report_timestamp_seconds{{vm=\"{}\"}} {}\n", vm,
                                m.lastReportAt);
+    });
+}
+
+// The DIMMs of the VM's last report (issue 36): the verdict of each, and
+// its unsafe-shutdown count where the DIMM gives one.
+void appendDimms(std::string &out, const Vms &vms)
+{
+    family(out, "daxprobe_vm_dimm_verdict", "gauge",
+           "1 for each DIMM's current verdict code (its NFIT flags), 0 for the others");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
+        for (const auto &[dev, d] : m.dimms)
+            for (const char *v : protocol::kDimmCodes)
+                out +=
+                    fmt::format("daxprobe_vm_dimm_verdict{{vm=\"{}\",dimm=\"{}\",verdict=\"{}\"}} "
+                                "{}\n",
+                                vm, escapeLabel(dev), v, d.code == v ? 1 : 0);
+    });
+    family(out, "daxprobe_vm_dimm_dirty_shutdowns", "gauge",
+           "The DIMM's unsafe-shutdown count when the guest registered it (nfit/dirty_shutdown)");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
+        for (const auto &[dev, d] : m.dimms)
+            if (d.dirtyShutdown)
+                out += fmt::format("daxprobe_vm_dimm_dirty_shutdowns{{vm=\"{}\",dimm=\"{}\"}} {}\n",
+                                   vm, escapeLabel(dev), *d.dirtyShutdown);
     });
 }
 
@@ -221,6 +254,7 @@ std::string MetricsRegistry::render() const
     std::lock_guard lock(mu_);
     std::string out;
     appendVerdicts(out, vms_);
+    appendDimms(out, vms_);
     appendChannelCounters(out, vms_);
     appendQemu(out, vms_);
     appendLedgerMetrics(out, vms_);

@@ -33,7 +33,9 @@ class MetricsRegistry
     void setHttpConnections(std::size_t active, std::size_t limit);
     std::string render() const;
 
-    // The report's verdict and its mount verdicts (counted) into m.
+    // The report's verdict, its mount verdicts (counted) and its DIMMs
+    // (at most kMaxDimms, by name) into m.
+    static constexpr std::size_t kMaxDimms = 64;
     static void applyReport(VmMetrics &m, const protocol::ReportSummary &report, std::int64_t now);
 
   private:

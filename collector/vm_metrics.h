@@ -22,6 +22,11 @@ struct VmMetrics {
     std::map<std::string, std::uint64_t> disconnects; // by reason
     std::string verdict;                              // last report's top-level code
     std::map<std::string, std::uint64_t> mounts;      // mount verdict code -> count
+    struct Dimm {
+        std::string code; // one of protocol::kDimmCodes
+        std::optional<std::uint64_t> dirtyShutdown;
+    };
+    std::map<std::string, Dimm> dimms; // by nmem name, at most kMaxDimms
     std::int64_t lastReportAt = 0;
     std::optional<QemuFacts> qemu;
     // The agent's own count (dropped_reports) is per stream and the guest's

@@ -63,13 +63,30 @@ ReportSummary::Namespace namespaceOf(std::string_view ns, const JsonSpans *spans
     return n;
 }
 
+ReportSummary::Dimm dimmOf(std::string_view dimm, const JsonSpans *spans)
+{
+    ReportSummary::Dimm d;
+    std::string key;
+    std::string_view v, verdict;
+    for (JsonObjectReader r(dimm, spans); r.next(key, v);) {
+        if (key == "dev")
+            d.dev = stringOf(v);
+        else if (key == "dirty_shutdown")
+            d.dirtyShutdown = jsonUnsigned(v);
+        else if (key == "verdict")
+            verdict = v;
+    }
+    d.code = codeOf(verdict, spans);
+    return d;
+}
+
 } // namespace
 
 ReportSummary summarizeReport(std::string_view reportText, const JsonSpans *spans)
 {
     ReportSummary s;
     std::string key;
-    std::string_view v, verdict, mounts, namespaces, meminfo;
+    std::string_view v, verdict, mounts, namespaces, dimms, meminfo;
     for (JsonObjectReader r(reportText, spans); r.next(key, v);) {
         if (key == "verdict")
             verdict = v;
@@ -77,6 +94,8 @@ ReportSummary summarizeReport(std::string_view reportText, const JsonSpans *span
             mounts = v;
         else if (key == "namespaces")
             namespaces = v;
+        else if (key == "dimms")
+            dimms = v;
         else if (key == "meminfo")
             meminfo = v;
     }
@@ -86,6 +105,8 @@ ReportSummary summarizeReport(std::string_view reportText, const JsonSpans *span
         s.mounts.push_back(mountOf(e, spans));
     for (JsonArrayReader a(namespaces, spans); a.next(e);)
         s.namespaces.push_back(namespaceOf(e, spans));
+    for (JsonArrayReader a(dimms, spans); a.next(e);)
+        s.dimms.push_back(dimmOf(e, spans));
     for (JsonObjectReader r(meminfo, spans); r.next(key, v);)
         if (key == "Cached")
             s.pageCacheBytes = jsonUnsigned(v);

@@ -31,9 +31,16 @@ struct ReportSummary {
         std::string code = "unknown";
         bool operator==(const Namespace &) const = default;
     };
+    struct Dimm {
+        std::string dev; // "nmem0"
+        std::optional<std::uint64_t> dirtyShutdown;
+        std::string code = "unknown";
+        bool operator==(const Dimm &) const = default;
+    };
     std::string code = "unknown"; // verdict.code
     std::vector<Mount> mounts;    // one per element of "mounts", in order
     std::vector<Namespace> namespaces;
+    std::vector<Dimm> dimms;
     std::optional<std::uint64_t> pageCacheBytes; // meminfo.Cached
     bool operator==(const ReportSummary &) const = default;
 };

@@ -44,6 +44,14 @@ inline constexpr const char *CheckFailed = "check_failed";
 // a SWIOTLB bounce buffer set up only because the memory hotplug range
 // reaches above 4 GiB
 inline constexpr const char *BounceBufferForHotplug = "bounce_buffer_for_hotplug";
+// per DIMM (nmem): its NFIT flags. Not persistent: not armed, or a failed
+// save, restore or flush (a problem under a mounted DAX filesystem);
+// map failed: its memory could not be mapped; health event: the DIMM raised
+// a SMART event (its health needs `ndctl list -DH`).
+inline constexpr const char *DimmOk = "dimm_ok";
+inline constexpr const char *DimmNotPersistent = "dimm_not_persistent";
+inline constexpr const char *DimmMapFailed = "dimm_map_failed";
+inline constexpr const char *DimmHealthEvent = "dimm_health_event";
 } // namespace code
 
 // Every code a report's overall verdict can carry, and every code of a mount's
@@ -54,6 +62,8 @@ inline constexpr std::array kOverallCodes{code::DaxVerified, code::ProblemsFound
 inline constexpr std::array kMountCodes{code::DaxActive,       code::DaxPerFile,
                                         code::DaxSilentlyOff,  code::DaxNotRequested,
                                         code::DeviceCannotDax, code::VirtiofsPageCache};
+inline constexpr std::array kDimmCodes{code::DimmOk, code::DimmNotPersistent, code::DimmMapFailed,
+                                       code::DimmHealthEvent};
 
 // The daxprobe.check/1 document of a check that could not run (exit code 2):
 // one shape for the command line, the daemon and its reports.

@@ -159,6 +159,15 @@ nlohmann::json reportToJson(const Report &report)
     for (const auto &d : topology.daxDevices)
         daxDevices.push_back(daxDeviceReportJson(d));
     j["dax_devices"] = daxDevices;
+    json dimms = json::array();
+    for (const auto &dr : report.dimms) {
+        json d = dimmReportJson(*dr.dimm);
+        d["consequences"] = dr.consequences;
+        d["dax_mounts"] = dr.daxMounts;
+        d["verdict"] = verdictJson(dr.verdict);
+        dimms.push_back(std::move(d));
+    }
+    j["dimms"] = dimms;
 
     json mounts = json::array();
     for (const auto &mr : report.mounts)

@@ -1,6 +1,7 @@
 #include "agent/check/report_text.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/text_escape.h"
 
@@ -126,6 +127,28 @@ void appendNamespacesAndMounts(std::string &out, const Report &report, const Sty
     }
 }
 
+// One line per nmem, what it means for its regions, and its verdict.
+void appendDimms(std::string &out, const Report &report, const Style &st)
+{
+    if (!report.dimms.empty())
+        out += "\nDIMMs\n";
+    for (const auto &dr : report.dimms) {
+        const NdDimm &d = *dr.dimm;
+        std::vector<std::string> regions;
+        for (const auto &r : d.regions)
+            regions.push_back(printable(r.region) + (r.readOnly ? " (read-only)" : ""));
+        out += fmt::format("  {:<14} {:<8} flags {}, dirty shutdowns {}, regions {}\n",
+                           printable(d.dev), printable(d.bus),
+                           d.flags.empty() ? "none"
+                                           : printable(fmt::format("{}", fmt::join(d.flags, " "))),
+                           d.dirtyShutdown ? std::to_string(*d.dirtyShutdown) : "not reported",
+                           regions.empty() ? "none" : fmt::format("{}", fmt::join(regions, ", ")));
+        for (const auto &c : dr.consequences)
+            out += fmt::format("    {}\n", printable(c));
+        appendVerdict(out, dr.verdict, st, "    ");
+    }
+}
+
 void appendFiles(std::string &out, const std::vector<FileFacts> &files)
 {
     if (!files.empty())
@@ -188,6 +211,7 @@ std::string reportToText(const Report &report, TextStyle style)
         report.kernelRelease.empty() ? "" : " (kernel " + printable(report.kernelRelease) + ")");
     appendPlatform(out, report);
     appendNamespacesAndMounts(out, report, st);
+    appendDimms(out, report, st);
     appendFiles(out, *report.files);
     appendCounters(out, report);
 

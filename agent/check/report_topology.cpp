@@ -71,4 +71,18 @@ json daxDeviceReportJson(const DaxDevice &d)
     return j;
 }
 
+json dimmReportJson(const NdDimm &d)
+{
+    json regions = json::array();
+    for (const auto &r : d.regions)
+        regions.push_back({{"region", r.region}, {"read_only", r.readOnly}});
+    json j = {{"dev", d.dev}, {"bus", d.bus}, {"flags", d.flags}, {"regions", regions}};
+    putString(j, "id", d.id);
+    if (d.handle)
+        j["handle"] = *d.handle;
+    if (d.dirtyShutdown)
+        j["dirty_shutdown"] = *d.dirtyShutdown;
+    return j;
+}
+
 } // namespace daxprobe

@@ -16,5 +16,7 @@ nlohmann::json busReportJson(const NdBus &b);
 nlohmann::json regionReportJson(const NdRegion &r);
 nlohmann::json namespaceReportJson(const NdNamespace &n);
 nlohmann::json daxDeviceReportJson(const DaxDevice &d);
+// ndctl list -D's names, and the regions each DIMM backs.
+nlohmann::json dimmReportJson(const NdDimm &d);
 
 } // namespace daxprobe

@@ -95,6 +95,10 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"resident_bytes", Kind::Unsigned},
         {"dirty_bytes", Kind::Unsigned},
         {"usable", Kind::Bool},
+        {"id", Kind::String},
+        {"handle", Kind::Unsigned},
+        {"dirty_shutdown", Kind::Unsigned},
+        {"read_only", Kind::Bool},
         {"statx", Kind::Object},
         {"map_sync", Kind::Object},
         {"residency", Kind::Object},
@@ -152,9 +156,15 @@ Result<void> validateLiveJson(const json &j)
     if (auto it = j.find("topology"); it != j.end()) {
         if (auto r = checkRecord(*it, "topology"); !r)
             return r;
-        for (const char *list : {"buses", "regions", "namespaces", "dax_devices"})
+        for (const char *list : {"buses", "regions", "namespaces", "dax_devices", "dimms"})
             if (auto r = checkList(*it, list, "topology"); !r)
                 return r;
+        if (auto d = it->find("dimms"); d != it->end())
+            for (std::size_t i = 0; i < d->size(); ++i)
+                if (auto r =
+                        checkList((*d)[i], "regions", "topology.dimms[" + std::to_string(i) + "]");
+                    !r)
+                    return r;
     }
     if (auto it = j.find("mounts"); it != j.end()) {
         if (auto r = expect(*it, Kind::Object, "mounts"); !r)

@@ -144,13 +144,49 @@ void from_json(const nlohmann::json &j, DaxDevice &d)
     getOptional(j, "movable", d.movable);
 }
 
+void to_json(nlohmann::json &j, const DimmRegion &r)
+{
+    j = {{"region", r.region}, {"read_only", r.readOnly}};
+}
+
+void from_json(const nlohmann::json &j, DimmRegion &r)
+{
+    r.region = getString(j, "region");
+    r.readOnly = j.value("read_only", false);
+}
+
+void to_json(nlohmann::json &j, const NdDimm &d)
+{
+    j = {{"dev", d.dev}, {"bus", d.bus}, {"flags", d.flags}, {"regions", d.regions}};
+    putString(j, "id", d.id);
+    if (d.handle)
+        j["handle"] = *d.handle;
+    if (d.dirtyShutdown)
+        j["dirty_shutdown"] = *d.dirtyShutdown;
+}
+
+void from_json(const nlohmann::json &j, NdDimm &d)
+{
+    d.dev = getString(j, "dev");
+    d.bus = getString(j, "bus");
+    d.id = getString(j, "id");
+    getOptional(j, "handle", d.handle);
+    getOptional(j, "dirty_shutdown", d.dirtyShutdown);
+    if (auto it = j.find("flags"); it != j.end() && it->is_array())
+        for (const auto &f : *it)
+            if (f.is_string())
+                d.flags.push_back(f.get<std::string>());
+    if (auto it = j.find("regions"); it != j.end() && it->is_array())
+        for (const auto &r : *it)
+            if (r.is_object())
+                d.regions.push_back(r.get<DimmRegion>());
+}
+
 void to_json(nlohmann::json &j, const Topology &t)
 {
-    j = {{"available", t.observed()},
-         {"buses", t.buses},
-         {"regions", t.regions},
-         {"namespaces", t.namespaces},
-         {"dax_devices", t.daxDevices}};
+    j = {{"available", t.observed()},   {"buses", t.buses},
+         {"regions", t.regions},        {"namespaces", t.namespaces},
+         {"dax_devices", t.daxDevices}, {"dimms", t.dimms}};
     if (t.failed())
         putString(j, "error", t.text);
 }
@@ -169,6 +205,8 @@ void from_json(const nlohmann::json &j, Topology &t)
         t.namespaces = it->get<std::vector<NdNamespace>>();
     if (auto it = j.find("dax_devices"); it != j.end() && it->is_array())
         t.daxDevices = it->get<std::vector<DaxDevice>>();
+    if (auto it = j.find("dimms"); it != j.end() && it->is_array())
+        t.dimms = it->get<std::vector<NdDimm>>();
 }
 
 } // namespace daxprobe

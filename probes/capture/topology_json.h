@@ -16,6 +16,10 @@ void to_json(nlohmann::json &j, const NdNamespace &n);
 void from_json(const nlohmann::json &j, NdNamespace &n);
 void to_json(nlohmann::json &j, const DaxDevice &d);
 void from_json(const nlohmann::json &j, DaxDevice &d);
+void to_json(nlohmann::json &j, const DimmRegion &r);
+void from_json(const nlohmann::json &j, DimmRegion &r);
+void to_json(nlohmann::json &j, const NdDimm &d);
+void from_json(const nlohmann::json &j, NdDimm &d);
 void to_json(nlohmann::json &j, const Topology &t);
 void from_json(const nlohmann::json &j, Topology &t);
 

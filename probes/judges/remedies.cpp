@@ -13,6 +13,25 @@ std::string createFsdax(const std::string &nsDev)
                        nsDev.empty() ? "namespaceX.Y" : shellQuote(nsDev));
 }
 
+bool reconfigurable(const NdNamespace &ns)
+{
+    return ns.mode != "raw" || ns.size >= kMinNamespaceSize;
+}
+
+std::string tooSmallToReconfigure(const NdNamespace &ns)
+{
+    return fmt::format("{} is {} KiB: ndctl makes fsdax, devdax and sector namespaces of at "
+                       "least 16 MiB only, and a reconfiguration keeps the size, so none is "
+                       "offered; a larger namespace needs room in its region",
+                       ns.dev, ns.size / 1024);
+}
+
+std::string realign(const NdNamespace &ns)
+{
+    return fmt::format("ndctl create-namespace -f -e {} -m {} --align 2M", shellQuote(ns.dev),
+                       ns.mode == "devdax" ? "devdax" : "fsdax");
+}
+
 std::string remountDax(const MountEntry &m)
 {
     return fmt::format("umount {0} && mount -o dax=always {1} {0}", shellQuote(m.mountPoint),

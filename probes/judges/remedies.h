@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "probes/readers/mountinfo.h"
@@ -12,6 +13,15 @@ namespace daxprobe
 // mountinfo: anyone who can mount can choose them, so every one is quoted
 // before it lands in a command line.
 std::string createFsdax(const std::string &nsDev);
+// ndctl refuses every mode but raw below 16 MiB ("'--size=' must be >= 16MiB
+// for 'fsdax' mode", the kernel's nd_namespace_store() limit), and a
+// reconfiguration keeps the namespace's size: a smaller one gets no
+// reconfiguration, only this reason (issue 36).
+constexpr std::uint64_t kMinNamespaceSize = 16ULL << 20;
+bool reconfigurable(const NdNamespace &ns);
+std::string tooSmallToReconfigure(const NdNamespace &ns);
+// 2 MiB alignment for an fsdax or devdax namespace, keeping its mode.
+std::string realign(const NdNamespace &ns);
 std::string remountDax(const MountEntry &m);
 // The whole sequence for a filesystem on a namespace that cannot do DAX:
 // reconfiguring the namespace destroys its contents.

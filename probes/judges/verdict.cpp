@@ -4,6 +4,7 @@
 
 #include "probes/judges/bounce_buffer.h"
 #include "probes/judges/dax_refusals.h"
+#include "probes/judges/dimm_verdict.h"
 #include "probes/judges/remedies.h"
 #include "probes/judges/virtio_pmem.h"
 #include "probes/readers/root_facts.h"
@@ -102,16 +103,20 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
                 : fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
         if (ns.align != 0 && ns.align < kPmdSize) {
             v.severity = Severity::Warning;
-            v.warnings.push_back(fmt::format(
-                "align is {} KiB: 2 MiB (PMD) mappings are not guaranteed; "
-                "'daxprobe profile --path FILE' shows how faults are served ({} --align 2M)",
-                ns.align / 1024, createFsdax(ns.dev)));
+            v.warnings.push_back(
+                fmt::format("align is {} KiB: 2 MiB (PMD) mappings are not guaranteed; "
+                            "'daxprobe profile --path FILE' shows how faults are served ({})",
+                            ns.align / 1024, realign(ns)));
         }
     } else {
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
         v.summary = deviceReason(ns);
-        v.remedy = createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
+        if (reconfigurable(ns))
+            v.remedy =
+                createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
+        else
+            v.warnings.push_back(tooSmallToReconfigure(ns));
     }
     if (ns.badblockCount > 0) {
         if (v.severity == Severity::Ok)
@@ -125,6 +130,15 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
 
 namespace
 {
+
+// The filesystem rebuilt on an fsdax namespace, or why ndctl would refuse it.
+void offerRebuild(const MountEntry &m, const NdNamespace &ns, Verdict &v)
+{
+    if (reconfigurable(ns))
+        v.remedy = rebuildOnFsdax(m, ns);
+    else
+        v.warnings.push_back(tooSmallToReconfigure(ns));
+}
 
 // What was read about the mount, as the verdict's evidence.
 // offLine: the kernel's line saying DAX is off, if it said so.
@@ -219,7 +233,7 @@ Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
     else
         v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
     if (cannotDax(mr.ns))
-        v.remedy = rebuildOnFsdax(m, *mr.ns);
+        offerRebuild(m, *mr.ns, v);
     else if (m.fstype == "virtiofs") {
         v.warnings.push_back(virtiofsNoWindow());
         v.remedy = "mount without dax, or " + virtiofsWithoutWindow();
@@ -246,7 +260,7 @@ Verdict judgeNotRequested(const MountReport &mr, Verdict v)
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
         v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*mr.ns));
-        v.remedy = rebuildOnFsdax(m, *mr.ns);
+        offerRebuild(m, *mr.ns, v);
         return v;
     }
     v.code = code::DaxNotRequested;
@@ -435,6 +449,23 @@ bool judgeNoPmem(const Facts &facts, Verdict &o)
 }
 
 // The overall verdict from the namespaces' and mounts' own.
+// The DIMMs against the DAX mounts on their regions; a region a DIMM made
+// read-only takes the reconfiguration remedies off what is on it.
+void judgeDimmsUnder(const Facts &facts, Report &report)
+{
+    std::vector<DaxMount> daxMounts;
+    for (const auto &m : report.mounts) {
+        bool dax = m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
+        if (dax && m.ns)
+            daxMounts.push_back({m.ns->region, m.mount->mountPoint});
+    }
+    report.dimms = judgeDimms(facts.topology, daxMounts);
+    for (auto &n : report.namespaces)
+        withholdReconfiguration(facts.topology, n.ns, n.verdict);
+    for (auto &m : report.mounts)
+        withholdReconfiguration(facts.topology, m.ns, m.verdict);
+}
+
 void judgeOverall(Report &report)
 {
     Verdict &o = report.overall;
@@ -445,6 +476,8 @@ void judgeOverall(Report &report)
         problems += m.verdict.severity == Severity::Problem;
         dax += m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
     }
+    for (const auto &d : report.dimms)
+        problems += d.verdict.severity == Severity::Problem;
     if (problems > 0) {
         o.code = code::ProblemsFound;
         o.severity = Severity::Problem;
@@ -475,6 +508,7 @@ Report evaluate(const Facts &facts)
         mr.verdict = judgeMount(mr);
         report.mounts.push_back(std::move(mr));
     }
+    judgeDimmsUnder(facts, report);
     systemWarnings(facts, report);
 
     Verdict &o = report.overall;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "probes/judges/dimm_verdict.h"
 #include "probes/judges/mount_history.h"
 #include "probes/judges/verdict_types.h"
 #include "probes/readers/facts.h"
@@ -47,6 +48,7 @@ struct Report {
     bool virtioPmem = false; // some region is virtio-pmem (which has no NFIT, by design)
     std::vector<NamespaceReport> namespaces;
     std::vector<MountReport> mounts;
+    std::vector<DimmReport> dimms;
     const std::vector<FileFacts> *files = nullptr; // --path files
     const Meminfo *meminfo = nullptr;
     std::string meminfoError;

@@ -311,8 +311,15 @@ Topology readTopologyFromSysfs(const Root &root)
         auto entries = root.listDir(busPath);
         if (!entries)
             continue;
-        for (const auto &r : children(*entries, "region"))
+        std::vector<std::string> regions, nmems;
+        for (const auto &r : children(*entries, "region")) {
             readRegion(root, busPath, b.name, r, topo);
+            regions.push_back(r.name);
+        }
+        for (const auto &n : children(*entries, "nmem"))
+            nmems.push_back(n.name);
+        auto dimms = readDimms(root, busPath, b.name, regions, nmems);
+        topo.dimms.insert(topo.dimms.end(), dimms.begin(), dimms.end());
     }
     return topo;
 }

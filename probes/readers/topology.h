@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/evidence_state.h"
+#include "probes/readers/dimm.h"
 
 namespace daxprobe
 {
@@ -64,6 +65,7 @@ struct Topology : EvidenceOutcome {
     std::vector<NdRegion> regions;
     std::vector<NdNamespace> namespaces;
     std::vector<DaxDevice> daxDevices;
+    std::vector<NdDimm> dimms; // as ndctl list -D, by bus
 
     const NdNamespace *namespaceByBlockdev(const std::string &blockdev) const;
     const DaxDevice *daxDeviceByChardev(const std::string &chardev) const;

@@ -48,6 +48,9 @@ inline ReportSummary summaryFromDom(const nlohmann::json &report)
     if (const json *n = member(report, "namespaces"); n && n->is_array())
         for (const auto &e : *n)
             s.namespaces.push_back({str(e, "dev"), str(e, "blockdev"), u64(e, "size"), code(e)});
+    if (const json *d = member(report, "dimms"); d && d->is_array())
+        for (const auto &e : *d)
+            s.dimms.push_back({str(e, "dev"), u64(e, "dirty_shutdown"), code(e)});
     if (const json *m = member(report, "meminfo"))
         s.pageCacheBytes = u64(*m, "Cached");
     return s;

@@ -67,7 +67,8 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                  "uname.txt", "dmesg.txt", "commands.log", "scenario",
                  "profile.json", "profile.rc", "profile-dd.json", "profile-dd.rc",
                  "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc",
-                 "mount-first.txt", "mountinfo-first.txt", "regions.txt") + tuple(
+                 "mount-first.txt", "mountinfo-first.txt", "regions.txt", "ndctl-full.json",
+                 "ndctl-full-before.json") + tuple(
                      n for n in files if n.startswith(("host/", "kernel-", "refusal-"))):
         if name in files:
             os.makedirs(os.path.dirname(os.path.join(meta, name)), exist_ok=True)
@@ -174,7 +175,8 @@ def main():
         last = os.path.join(args.vm_dir, "runs", run_name)
         for attempt in (1, 2):
             guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
-                          label_size=scenario.label_size, capture=args.capture,
+                          label_size=scenario.label_size, memory=scenario.memory,
+                          capture=args.capture,
                           human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
                           extra_cmdline=scenario.boot_cmdline(),
                           virtiofs_files=scenario.virtiofs_files)

@@ -13,6 +13,7 @@ import json
 
 import collector_scenario
 import evidence_checks
+import nfit_checks
 import package_checks
 import verdict_checks
 import virtiofs_checks
@@ -539,8 +540,9 @@ class Scenario:
     cmdline: more guest kernel command line (e.g. daxprobe.mode=strict)."""
 
     def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None,
-                 virtio_pmem=False, cmdline="", then=(), virtiofs_files=None):
+                 virtio_pmem=False, cmdline="", then=(), virtiofs_files=None, memory="512M"):
         self.name = name
+        self.memory = memory
         # {name: bytes}: a host folder shared by virtiofsd (harness.virtiofsd).
         self.virtiofs_files = virtiofs_files
         # Scenarios that run after this one in the same boot (shared boots:
@@ -600,6 +602,9 @@ SCENARIOS = {s.name: s for s in [
     Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
     Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True,
              host=verdict_checks.virtio_pmem_host),
+    # The kernel's NVDIMM test bus (kernel tag nfit): no QEMU NVDIMM; its
+    # vmalloc()ed DIMMs need the memory.
+    Scenario("nfit-test", nfit_checks.check_nfit_test, nvdimm=False, memory="1G"),
     Scenario("boot-hook-warn-raw", package_checks.check_boot_hook_warn_raw,
              cmdline="daxprobe.mode=warn"),
     Scenario("boot-hook-strict-raw", package_checks.check_boot_hook_strict_raw,

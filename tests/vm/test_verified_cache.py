@@ -9,11 +9,13 @@ run: tests/vm/README.md ("A cache holds verified artefacts only")."""
 
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 
+import nfit_test_build
 from debian_image import check_base, check_fsdax_template
 from harness import verified_cache
 
@@ -154,9 +156,64 @@ def lock(cache):
     os.unlink(path + ".lock")
 
 
+def fake_module(path, vermagic):
+    """An ELF object whose .modinfo says `vermagic`: what modinfo reads."""
+    d = os.path.dirname(path)
+    src, obj, info = (os.path.join(d, n) for n in ("e.c", "e.o", "modinfo"))
+    open(src, "w").write("")
+    open(info, "wb").write(f"vermagic={vermagic} SMP mod_unload \0".encode())
+    subprocess.run(["cc", "-c", src, "-o", obj], check=True)
+    subprocess.run(["objcopy", "--add-section", f".modinfo={info}", obj, path], check=True)
+    for p in (src, obj, info):
+        os.unlink(p)
+
+
+def nfit_modules(cache):
+    """The nfit_test build: exactly the nine modules, each built for the
+    kernel, with the tree's patches."""
+    kver = "6.1.0-57-amd64"
+    final = os.path.join(cache, f"nfit-test-{kver}-6.1.192-3-0.tar")
+    tmp = final + ".partial"
+    mods = os.path.join(cache, "mods")
+    os.makedirs(mods)
+    meta = {"kernel": kver, "version": "6.1.192-3", "patches": nfit_test_build.patches_digest()}
+    chk = nfit_test_build.check_modules
+
+    def pack(names, vermagic=kver):
+        for n in os.listdir(mods):
+            os.unlink(os.path.join(mods, n))
+        for n in names:
+            fake_module(os.path.join(mods, f"{n}.ko"), vermagic)
+        subprocess.run(["tar", "-cf", tmp, "-C", mods] + [f"{n}.ko" for n in names], check=True)
+
+    for what, names, vm in (("without nfit_test.ko", nfit_test_build.MODULES[:-2] +
+                             nfit_test_build.MODULES[-1:], kver),
+                            ("built for another kernel", nfit_test_build.MODULES,
+                             "6.1.0-50-amd64")):
+        pack(names, vm)
+        try:
+            verified_cache.publish(tmp, final, chk, "nfit_test modules", meta)
+            check(False, f"modules {what} are refused when written")
+        except RuntimeError as e:
+            check(not os.path.exists(final), f"modules {what} are refused when written ({e})")
+    pack(nfit_test_build.MODULES)
+    verified_cache.publish(tmp, final, chk, "nfit_test modules", meta)
+    check(verified_cache.load(final, chk, "nfit_test modules") is not None,
+          "the nine modules for the kernel are cached and read back")
+    # Built with other patches than the tree has now: evicted, built again.
+    mpath = verified_cache.manifest_path(final)
+    doc = json.load(open(mpath))
+    doc["meta"]["patches"] = "0" * 64
+    json.dump(doc, open(mpath, "w"))
+    check(verified_cache.load(final, chk, "nfit_test modules") is None
+          and not os.path.exists(final), "modules built with other patches are evicted")
+    shutil.rmtree(mods)
+
+
 with tempfile.TemporaryDirectory(prefix="dxcache-") as cache:
     templates(cache)
     tarballs(cache)
+    nfit_modules(cache)
     lock(cache)
     left = sorted(n for n in os.listdir(cache) if n != "root")
     check(left == [], f"nothing unverified left in the cache: {left}")

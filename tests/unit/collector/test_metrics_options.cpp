@@ -42,6 +42,39 @@ TEST_CASE("metrics render a gauge per verdict and _total counters", "[collector]
     CHECK_THAT(text, !Catch::Contains("made_up_by_guest"));
 }
 
+TEST_CASE("metrics show each DIMM's verdict and unsafe shutdowns, bounded", "[collector][metrics]")
+{
+    MetricsRegistry reg;
+    reg.update("vm1", [](VmMetrics &m) {
+        nlohmann::json dimms = nlohmann::json::array();
+        dimms.push_back({{"dev", "nmem4"},
+                         {"dirty_shutdown", 43},
+                         {"verdict", {{"code", "dimm_not_persistent"}}}});
+        dimms.push_back({{"dev", "nmem\"x"}, {"verdict", {{"code", "dimm_ok"}}}});
+        dimms.push_back({{"dev", "nmem9"}, {"verdict", {{"code", "made_up_by_guest"}}}});
+        for (int i = 0; i < 100; ++i) // a guest that lists too many
+            dimms.push_back({{"dev", "flood" + std::to_string(i)},
+                             {"dirty_shutdown", 1},
+                             {"verdict", {{"code", "dimm_ok"}}}});
+        nlohmann::json report{{"verdict", {{"code", "problems_found"}}}, {"dimms", dimms}};
+        MetricsRegistry::applyReport(m, protocol::summarizeReport(report.dump()), 1700000000);
+        CHECK(m.dimms.size() == MetricsRegistry::kMaxDimms);
+    });
+    std::string text = reg.render();
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_dimm_verdict{vm=\"vm1\",dimm=\"nmem4\","
+                                     "verdict=\"dimm_not_persistent\"} 1"));
+    CHECK_THAT(text,
+               Catch::Contains(
+                   "daxprobe_vm_dimm_verdict{vm=\"vm1\",dimm=\"nmem4\",verdict=\"dimm_ok\"} 0"));
+    CHECK_THAT(text,
+               Catch::Contains("daxprobe_vm_dimm_dirty_shutdowns{vm=\"vm1\",dimm=\"nmem4\"} 43"));
+    CHECK_THAT(text, Catch::Contains("dimm=\"nmem\\\"x\",verdict=\"dimm_ok\"} 1"));
+    // No count from the DIMM, no sample; an unknown code, no DIMM.
+    CHECK_THAT(text,
+               !Catch::Contains("daxprobe_vm_dimm_dirty_shutdowns{vm=\"vm1\",dimm=\"nmem\\\"x"));
+    CHECK_THAT(text, !Catch::Contains("nmem9"));
+}
+
 TEST_CASE("socket arguments and config files", "[collector][options]")
 {
     auto a = parseSocketArg("vm1=/run/a.sock");

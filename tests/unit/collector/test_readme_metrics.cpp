@@ -125,6 +125,7 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
         daxprobe::protocol::ReportSummary report;
         report.code = "dax_verified";
         report.mounts = {{"/mnt/pmem", "dax_active", "pmem0"}};
+        report.dimms = {{"nmem0", 42, "dimm_ok"}};
         MetricsRegistry::applyReport(m, report, 1700000000);
         QemuFacts q;
         q.pid = 1;

@@ -51,6 +51,12 @@ TEST_CASE("the summary of a real report", "[protocol][summary]")
           ReportSummary::Namespace{"namespace0.0", "pmem0", 526385152, "dax_capable"});
     CHECK(s.pageCacheBytes == 26628096);
 
+    // The kernel's NVDIMM test bus (issue 36): six DIMMs, one not armed.
+    auto nfit = agreed(slurp(REPORT_FIXTURES "/nfit-test-nfit/expected.json"));
+    REQUIRE(nfit.dimms.size() == 6);
+    CHECK(nfit.dimms[0] == ReportSummary::Dimm{"nmem0", 42, "dimm_ok"});
+    CHECK(nfit.dimms[4] == ReportSummary::Dimm{"nmem4", 42, "dimm_not_persistent"});
+
     auto raw = agreed(slurp(REPORT_FIXTURES "/raw-xfs/expected.json"));
     REQUIRE_FALSE(raw.mounts.empty());
     CHECK(raw.mounts[0].code == "dax_silently_off");

@@ -12,7 +12,8 @@ GUEST_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 
 # The kernel tags meson.build builds images for, and their file-name suffix
 # (6.1's files keep their plain names).
-KERNEL_SUFFIX = {"6.1": "", "6.12": "-6.12", "sid": "-sid"}
+# nfit: Debian 12's kernel with the NVDIMM test bus (nfit_test_build.py).
+KERNEL_SUFFIX = {"6.1": "", "6.12": "-6.12", "sid": "-sid", "nfit": "-nfit"}
 
 
 def guest_inputs(vm_dir, kernel="6.1", image=None):

@@ -449,8 +449,11 @@ def main():
         img = build(info, None, args.guest_dir, args.out, staged=staged,
                     kernel_answers=args.kernel_answers)
     else:
+        # A kernel info may name its own modules and load order (the nfit_test
+        # guest's: nfit_test_build.py).
         img = build(info, find_guest_deb(args.deb_dir), args.guest_dir, args.out,
-                    kernel_answers=args.kernel_answers)
+                    modules=info.get("initramfs_modules", MODULES),
+                    load=info.get("modules_load"), kernel_answers=args.kernel_answers)
     if args.depfile:
         with open(args.depfile, "w") as f:
             deps = sorted(img.deps)

@@ -117,6 +117,7 @@ TEST_CASE("a remedy run by a shell passes hostile mount points as single argumen
         fsdax.blockdev = "pmem0";
         NdNamespace raw = fsdax;
         raw.mode = "raw";
+        raw.size = 512ULL << 20; // large enough for ndctl to reconfigure
         // Mounted without dax (remount remedy), and with dax on a raw namespace (rebuild remedy).
         MountEntry withDax = m;
         withDax.superOptions = "rw,dax=always";
