@@ -44,6 +44,12 @@ inline constexpr const char *CheckFailed = "check_failed";
 // a SWIOTLB bounce buffer set up only because the memory hotplug range
 // reaches above 4 GiB
 inline constexpr const char *BounceBufferForHotplug = "bounce_buffer_for_hotplug";
+// per mount of a disk with bad blocks (a warning: DAX still works; a mount's
+// "badblocks"): files hold bad sectors; only metadata or free space does;
+// the files could not be looked for
+inline constexpr const char *BadblocksInFiles = "badblocks_in_files";
+inline constexpr const char *BadblocksNotInFiles = "badblocks_not_in_files";
+inline constexpr const char *BadblocksNotMapped = "badblocks_not_mapped";
 } // namespace code
 
 // Every code a report's overall verdict can carry, and every code of a mount's

@@ -362,6 +362,8 @@ MountReport describeMount(const Facts &facts, const Report &report, const MountE
     for (const auto &f : facts.files)
         if (mountOfPath(facts.mounts, f.path) == &m)
             mr.files.push_back(&f);
+    if (auto it = facts.badblockScans.find(m.mountPoint); it != facts.badblockScans.end())
+        mr.badblocks = judgeBadblocks(it->second);
     return mr;
 }
 
