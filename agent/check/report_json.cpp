@@ -100,13 +100,14 @@ json badblocksJson(const BadblockReport &br)
         json pieces = json::array();
         for (const auto &p : f.pieces)
             pieces.push_back({{"offset", p.offset}, {"length", p.length}, {"sector", p.sector}});
-        files.push_back({{"path", f.path}, {"damaged", pieces}, {"rewrite", f.rewrite}});
+        files.push_back({{"path", f.path}, {"damaged", pieces}, {"rewrite", orNull(f.rewrite)}});
     }
     return {{"disk", scan.disk},
             {"bad_sectors", br.badSectors},
             {"ranges", rangesJson(scan.ranges)},
             {"files", files},
             {"unowned", rangesJson(br.unowned)},
+            {"clears_poison", scan.clearsPoison},
             {"walk",
              {{"ran", scan.observed()},
               {"files_scanned", scan.filesScanned},

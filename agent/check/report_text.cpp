@@ -80,8 +80,9 @@ void appendBadblocks(std::string &out, const BadblockReport &br, const Style &st
 {
     appendVerdict(out, br.verdict, st, "    ");
     for (const auto &f : br.files)
-        out += fmt::format("{}           rewrite:   {}\n", st.prefix(br.verdict.severity),
-                           printable(f.rewrite));
+        if (!f.rewrite.empty())
+            out += fmt::format("{}           rewrite:   {}\n", st.prefix(br.verdict.severity),
+                               printable(f.rewrite));
 }
 
 // The NFIT, the nd buses and regions, and whether ndctl could be read.

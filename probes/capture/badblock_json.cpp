@@ -18,6 +18,8 @@ nlohmann::json badblockScanToJson(const BadblockScan &scan)
             {"extents", extents},
             {"files_scanned", scan.filesScanned},
             {"stopped_early", scan.stoppedEarly},
+            {"bus", scan.bus},
+            {"clears_poison", scan.clearsPoison},
             {"ran", scan.observed()},
             {"error", scan.observed() ? std::string() : scan.text}};
 }
@@ -39,6 +41,8 @@ BadblockScan badblockScanFromJson(const nlohmann::json &j)
                                 e.value("sector", std::uint64_t{0})});
     scan.filesScanned = j.value("files_scanned", std::uint64_t{0});
     scan.stoppedEarly = j.value("stopped_early", "");
+    scan.bus = j.value("bus", "");
+    scan.clearsPoison = j.value("clears_poison", true);
     if (j.value("ran", false))
         scan.observe();
     else

@@ -107,6 +107,7 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"length", Kind::Unsigned},
         {"files_scanned", Kind::Unsigned},
         {"stopped_early", Kind::String},
+        {"clears_poison", Kind::Bool},
     };
     return kinds;
 }

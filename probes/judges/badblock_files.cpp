@@ -55,7 +55,7 @@ std::vector<DamagedFile> damagedFiles(const BadblockScan &scan)
     for (auto &[path, pieces] : byPath) {
         std::sort(pieces.begin(), pieces.end(),
                   [](const auto &a, const auto &b) { return a.offset < b.offset; });
-        std::string rewrite = rewriteFile(path, pieces);
+        std::string rewrite = scan.clearsPoison ? rewriteFile(path, pieces) : std::string();
         out.push_back({path, std::move(pieces), std::move(rewrite)});
     }
     return out;
@@ -87,6 +87,23 @@ std::string namesText(const std::vector<DamagedFile> &files)
     return out;
 }
 
+constexpr const char *kRemedyClearable =
+    "restore each file from a backup, or rewrite its damaged pages through the filesystem (its "
+    "rewrite command: zeros, a write clears the poison); deleting the file frees the blocks";
+
+// Measured in a QEMU NVDIMM guest (tests/vm badblocks-*): the rewrite through
+// DAX fails with EFAULT (a block-device write with EIO) and the list keeps the
+// sectors; a copy renamed over the file reads.
+std::string unclearableRemedy(const std::string &bus)
+{
+    return fmt::format(
+        "{} cannot clear media errors (no clear_error in /sys/bus/nd/devices/{}/commands; "
+        "QEMU's NVDIMM has none): a write there fails as a read does. Restore each "
+        "file from a backup under a new name and rename it over the damaged one (cp BACKUP "
+        "FILE.new && mv FILE.new FILE); the damaged blocks are freed but stay bad",
+        bus.empty() ? "the nd bus" : bus, bus.empty() ? "ndbusN" : bus);
+}
+
 Verdict verdictOf(const BadblockReport &br)
 {
     const BadblockScan &scan = *br.scan;
@@ -114,9 +131,7 @@ Verdict verdictOf(const BadblockReport &br)
         v.summary = fmt::format("{} bad sector(s) lie in {} file(s): {}; reads there fail with "
                                 "EIO",
                                 br.badSectors, br.files.size(), namesText(br.files));
-        v.remedy = "restore each file from a backup, or rewrite its damaged pages through the "
-                   "filesystem (its rewrite command: zeros, a write clears the poison); deleting "
-                   "the file frees the blocks";
+        v.remedy = scan.clearsPoison ? kRemedyClearable : unclearableRemedy(scan.bus);
     } else {
         v.code = code::BadblocksNotInFiles;
         v.summary = fmt::format("{} bad sector(s) lie in metadata or free space: no {}file "

@@ -16,7 +16,8 @@ constexpr std::uint64_t kPoisonPage = 4096; // the kernel clears poison a whole 
 struct DamagedFile {
     std::string path;
     std::vector<DamagedExtent> pieces;
-    std::string rewrite; // dd over its damaged pages, through the filesystem
+    std::string rewrite; // dd over its damaged pages, through the filesystem; empty when
+                         // the bus cannot clear poison (BadblockScan::clearsPoison)
 };
 
 // What a mount's bad sectors hit (badblock_files.cpp).

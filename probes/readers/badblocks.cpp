@@ -22,8 +22,31 @@ Result<std::vector<BadRange>> parseBadblocks(std::string_view text)
     return out;
 }
 
+bool clearsPoison(const std::string &provider, const std::string &commands)
+{
+    if (provider != "ACPI.NFIT")
+        return true;
+    for (auto c : splitFields(commands))
+        if (c == "clear_error")
+            return true;
+    return false;
+}
+
 namespace
 {
+
+// The bus of the namespace's region, and whether it can clear poison.
+void readBus(const Root &root, const Topology &topology, const NdNamespace &ns, BadblockDevice &d)
+{
+    for (const auto &r : topology.regions)
+        if (r.dev == ns.region)
+            d.bus = r.bus;
+    for (const auto &b : topology.buses)
+        if (b.dev == d.bus) {
+            auto commands = root.readAttr("sys/bus/nd/devices/" + b.dev + "/commands");
+            d.clearsPoison = clearsPoison(b.provider, commands ? *commands : std::string());
+        }
+}
 
 // The disk or partition under sys/block/<disk>, with its number and extent.
 bool readDevice(const Root &root, const std::string &dir, bool partition, BadblockDevice &d)
@@ -57,6 +80,7 @@ std::vector<BadblockDevice> readBadblockDevices(const Root &root, const Topology
         if (!text || !ranges || ranges->empty())
             continue;
         BadblockDevice disk{ns.blockdev, ns.blockdev, 0, 0, 0, 0, *ranges};
+        readBus(root, topology, ns, disk);
         if (readDevice(root, dir, false, disk))
             out.push_back(disk);
         auto entries = root.listDir(dir);

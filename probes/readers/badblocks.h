@@ -36,7 +36,16 @@ struct BadblockDevice {
     std::uint64_t startSector = 0; // where the partition starts on the disk (0: the disk)
     std::uint64_t sectors = 0;     // its size
     std::vector<BadRange> ranges;  // the disk's, all of them
+    std::string bus;               // the nd bus of its namespace's region
+    bool clearsPoison = true;      // a write through the fs can clear them (clearsPoison())
 };
+
+// Whether the kernel can clear poison on a write (nvdimm_clear_poison): a bus
+// without a control function (virtio-pmem) just drops the sectors from the
+// list; an ACPI NFIT bus needs the Clear Error DSM ("clear_error" in its
+// `commands`), which QEMU's NVDIMM does not offer: there a write fails as a
+// read does.
+bool clearsPoison(const std::string &provider, const std::string &commands);
 
 // Every namespace disk with a non-zero bad-block count, and its partitions.
 std::vector<BadblockDevice> readBadblockDevices(const Root &root, const Topology &topology);
@@ -60,6 +69,8 @@ struct BadblockScan : EvidenceOutcome {
     std::vector<DamagedExtent> extents; // sorted by path, then offset
     std::uint64_t filesScanned = 0;
     std::string stoppedEarly; // which bound stopped the walk; empty when it saw every file
+    std::string bus;
+    bool clearsPoison = true;
 };
 
 } // namespace daxprobe

@@ -196,6 +196,8 @@ BadblockScan scanBadblocks(const std::string &mountPoint, const BadblockDevice &
     scan.startSector = dev.startSector;
     scan.sectors = dev.sectors;
     scan.ranges = dev.ranges;
+    scan.bus = dev.bus;
+    scan.clearsPoison = dev.clearsPoison;
     UniqueFD root(
         ::open(mountPoint.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat st {

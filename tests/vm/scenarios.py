@@ -11,6 +11,7 @@ See tests/vm/README.md.
 
 import json
 
+import badblocks_checks
 import collector_scenario
 import evidence_checks
 import package_checks
@@ -569,8 +570,10 @@ SCENARIOS = {s.name: s for s in [
     Scenario("raw-xfs", check_raw_xfs,
              then=("raw-ext4", "mount-history-ext4", "mount-history-xfs",
                    "mount-history-fsdax", "fsdax-ext4", "fsdax-xfs", "tracefs-unmounted",
-                   "perf-paranoid", "perf-user-only")),
+                   "perf-paranoid", "perf-user-only", "badblocks-ext4", "badblocks-xfs")),
     Scenario("raw-ext4", check_raw_ext4),
+    Scenario("badblocks-ext4", badblocks_checks.check_badblocks_ext4),
+    Scenario("badblocks-xfs", badblocks_checks.check_badblocks_xfs),
     Scenario("fsdax-ext4", check_fsdax_ext4_profile),
     Scenario("fsdax-xfs", check_fsdax_xfs),
     Scenario("fsdax-ext4-nodax", check_fsdax_ext4_nodax,

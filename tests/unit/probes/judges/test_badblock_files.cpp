@@ -2,6 +2,12 @@
 // command, and that bad blocks stay a warning (the exit code keeps its meaning).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "probes/capture/live_facts.h"
+
 #include "probes/judges/badblock_files.h"
 #include "probes/judges/verdict.h"
 #include "tests/unit/probes/pmem_facts.h"
@@ -57,6 +63,21 @@ TEST_CASE("a file's damaged pages are rewritten in runs, a hostile name quoted",
           "dd if=/dev/zero of='/mnt/pmem/a;reboot' bs=4096 seek=1 count=1 conv=notrunc "
           "oflag=direct && dd if=/dev/zero of='/mnt/pmem/a;reboot' bs=4096 seek=768 count=1 "
           "conv=notrunc oflag=direct");
+}
+
+TEST_CASE("a bus that cannot clear poison gets no rewrite, but the restore by copy", "[badblocks]")
+{
+    BadblockScan s = scanOf({{"/mnt/pmem/f", 8192, 2048, 10000}});
+    s.bus = "ndbus0";
+    s.clearsPoison = false;
+    auto br = judgeBadblocks(s);
+    REQUIRE(br);
+    CHECK(br->verdict.code == "badblocks_in_files");
+    REQUIRE(br->files.size() == 1);
+    CHECK(br->files[0].rewrite.empty());
+    CHECK_THAT(br->verdict.remedy,
+               Catch::Contains("no clear_error in /sys/bus/nd/devices/ndbus0/commands") &&
+                   Catch::Contains("cp BACKUP FILE.new && mv FILE.new FILE"));
 }
 
 TEST_CASE("bad sectors no file holds are metadata or free space", "[badblocks]")
@@ -116,4 +137,48 @@ TEST_CASE("bad blocks under a mount stay a warning: DAX is still verified", "[ba
     CHECK(r.mounts[0].verdict.code == "dax_active");
     CHECK(r.exitCode == 0);
     CHECK(r.overall.code == "dax_verified");
+}
+
+namespace
+{
+
+std::string slurp(const std::string &path)
+{
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+} // namespace
+
+TEST_CASE("the captured guest: the judge names the file where xfs_io's fiemap puts the sectors",
+          "[badblocks][fixture]")
+{
+    // tests/fixtures/badblocks-ext4: a QEMU NVDIMM guest (6.1), ext4 -o dax,
+    // sectors at the file's byte 65536 and in the disk's last MiB injected.
+    const std::string dir = FIXTURES_DIR "/badblocks-ext4";
+    Facts facts;
+    liveFactsFromJson(nlohmann::json::parse(slurp(dir + "/live.json")), facts);
+    REQUIRE(facts.badblockScans.count("/mnt/pmem"));
+    const BadblockScan &scan = facts.badblockScans.at("/mnt/pmem");
+    std::smatch m;
+    std::string fiemap = slurp(dir + "/_vm/badblocks-fiemap.txt");
+    REQUIRE(std::regex_search(fiemap, m, std::regex(R"(\n\s*0: \[0\.\.\d+\]:\s+(\d+)\.\.)")));
+    const std::uint64_t sector = std::stoull(m[1]) + 65536 / 512;
+
+    auto br = judgeBadblocks(scan);
+    REQUIRE(br);
+    CHECK(br->verdict.code == "badblocks_in_files");
+    REQUIRE(br->files.size() == 1);
+    CHECK(br->files[0].path == "/mnt/pmem/data/damaged");
+    REQUIRE(br->files[0].pieces.size() == 1);
+    CHECK(br->files[0].pieces[0].offset == 65536);
+    CHECK(br->files[0].pieces[0].length == 4096);
+    CHECK(br->files[0].pieces[0].sector == sector);
+    // QEMU's NVDIMM offers no Clear Error DSM: no rewrite is promised.
+    CHECK_FALSE(scan.clearsPoison);
+    CHECK(br->files[0].rewrite.empty());
+    REQUIRE(br->unowned.size() == 1);
+    CHECK(br->unowned[0].count == 8);
 }

@@ -19,6 +19,14 @@ TEST_CASE("badblocks lines parse, anything else is an error naming it", "[badblo
     }
 }
 
+TEST_CASE("a bus clears poison without a control function or with clear_error", "[badblocks]")
+{
+    CHECK(clearsPoison("virtio-pmem", ""));
+    CHECK(clearsPoison("ACPI.NFIT", "ars_cap ars_start ars_status clear_error"));
+    CHECK_FALSE(clearsPoison("ACPI.NFIT", ""));
+    CHECK_FALSE(clearsPoison("ACPI.NFIT", "ars_cap clear_errors"));
+}
+
 TEST_CASE("a disk with bad blocks and its partitions are the devices to walk", "[badblocks]")
 {
     TempTree t;
@@ -30,9 +38,16 @@ TEST_CASE("a disk with bad blocks and its partitions are the devices to walk", "
     t.write("sys/block/pmem0/pmem0p1/size", "1046528\n");
     t.write("sys/class/block/pmem0p1/dev", "259:1\n");
     t.write("sys/block/pmem1/badblocks", "");
+    t.write("sys/bus/nd/devices/ndbus0/commands", "ars_cap\n");
     Topology topo;
+    topo.buses.push_back({"ndbus0", "ACPI.NFIT"});
+    NdRegion region;
+    region.dev = "region0";
+    region.bus = "ndbus0";
+    topo.regions.push_back(region);
     NdNamespace ns;
     ns.dev = "namespace0.0";
+    ns.region = "region0";
     ns.blockdev = "pmem0";
     ns.badblockCount = 8;
     topo.namespaces.push_back(ns);
@@ -48,6 +63,8 @@ TEST_CASE("a disk with bad blocks and its partitions are the devices to walk", "
     CHECK(devs[0].startSector == 0);
     CHECK(devs[0].sectors == 1048576);
     CHECK(devs[0].ranges == std::vector<BadRange>{{4096, 8}});
+    CHECK(devs[0].bus == "ndbus0");
+    CHECK_FALSE(devs[0].clearsPoison); // ACPI.NFIT without clear_error
     CHECK(devs[1].name == "pmem0p1");
     CHECK(devs[1].disk == "pmem0");
     CHECK((devs[1].major == 259 && devs[1].minor == 1));
