@@ -4,6 +4,7 @@
 
 #include "base/text_escape.h"
 #include "base/version.h"
+#include "collector/badblock_metrics.h"
 #include "collector/ledger_metrics.h"
 #include "collector/store.h"
 #include "protocol/verdicts.h"
@@ -73,6 +74,7 @@ void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportSummary &r
             if (mount.code == known)
                 ++m.mounts[mount.code];
     }
+    m.badblocks = badblocksOf(report);
 }
 
 namespace
@@ -223,6 +225,7 @@ std::string MetricsRegistry::render() const
     appendVerdicts(out, vms_);
     appendChannelCounters(out, vms_);
     appendQemu(out, vms_);
+    appendBadblockMetrics(out, vms_);
     appendLedgerMetrics(out, vms_);
     appendCollector(out);
     return out;
