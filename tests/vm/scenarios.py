@@ -600,7 +600,11 @@ SCENARIOS = {s.name: s for s in [
     Scenario("tracefs-unmounted", evidence_checks.check_tracefs_unmounted),
     Scenario("perf-paranoid", evidence_checks.check_perf_paranoid),
     Scenario("perf-user-only", evidence_checks.check_perf_user_only),
-    Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
+    # badblocks-ext4 again where a write clears poison (no control function)
+    Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True,
+             then=("badblocks-virtio-pmem",)),
+    Scenario("badblocks-virtio-pmem", badblocks_checks.check_badblocks_ext4, nvdimm=False,
+             virtio_pmem=True),
     Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True,
              host=verdict_checks.virtio_pmem_host),
     Scenario("boot-hook-warn-raw", package_checks.check_boot_hook_warn_raw,

@@ -18,6 +18,7 @@ badblocks_prepare() {
     cp $BB_FILE /tmp/badblocks-backup
     # The kernel's answer to "can this bus clear poison": its commands.
     cat /sys/bus/nd/devices/ndbus0/commands > $R/badblocks-bus-commands.txt 2>&1
+    cat /sys/bus/nd/devices/ndbus0/provider > $R/badblocks-bus-provider.txt 2>&1
     # The kernel's placement of the file, in 512-byte units on the device:
     # " 0: [0..2047]: 264192..266239 2048 ..." (the first extent holds 1 MiB
     # or at least its first 128 KiB).
