@@ -4,6 +4,7 @@
 
 #include "base/text_escape.h"
 #include "base/version.h"
+#include "collector/badblock_metrics.h"
 #include "collector/ledger_metrics.h"
 #include "collector/store.h"
 #include "protocol/verdicts.h"
@@ -82,6 +83,7 @@ void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportSummary &r
             if (d.code == known)
                 m.dimms[d.dev] = {d.code, d.dirtyShutdown};
     }
+    m.badblocks = badblocksOf(report);
 }
 
 namespace
@@ -257,6 +259,7 @@ std::string MetricsRegistry::render() const
     appendDimms(out, vms_);
     appendChannelCounters(out, vms_);
     appendQemu(out, vms_);
+    appendBadblockMetrics(out, vms_);
     appendLedgerMetrics(out, vms_);
     appendCollector(out);
     return out;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/text_escape.h"
+#include "protocol/report_summary.h"
 
 namespace daxprobe::collector
 {
@@ -215,13 +216,37 @@ std::string historyJson(const std::string &vm, const std::vector<StoredReport> &
     return out;
 }
 
+namespace
+{
+
+// ", 8 bad sectors, 1 damaged file" when the report has any (the files
+// themselves: `query --vm VM --json`, each mount's "badblocks").
+std::string badblocksNote(const std::string &reportText)
+{
+    if (reportText.empty())
+        return {};
+    protocol::ReportSummary s = protocol::summarizeReport(reportText);
+    std::uint64_t sectors = 0, files = 0;
+    for (const auto &n : s.namespaces)
+        sectors += n.badblocks.value_or(0);
+    for (const auto &m : s.mounts)
+        files += m.damagedFiles.value_or(0);
+    if (sectors == 0 && files == 0)
+        return {};
+    return fmt::format(", {} bad sectors, {} damaged file{}", sectors, files,
+                       files == 1 ? "" : "s");
+}
+
+} // namespace
+
 std::string historyTable(const std::string &vm, const std::vector<StoredReport> &reports)
 {
     std::string out = fmt::format("history of {} (newest first)\n{:<22} {:<18} {:>7} {:<9} {}\n",
                                   printable(vm), "RECEIVED", "STREAM", "SEQ", "REASON", "VERDICT");
     for (const auto &r : reports)
-        out += fmt::format("{:<22} {:<18} {:>7} {:<9} {}\n", isoTime(r.receivedAt),
-                           printable(r.stream), r.seq, orDash(r.reason), printable(r.verdict));
+        out += fmt::format("{:<22} {:<18} {:>7} {:<9} {}{}\n", isoTime(r.receivedAt),
+                           printable(r.stream), r.seq, orDash(r.reason), printable(r.verdict),
+                           badblocksNote(r.reportText));
     return out;
 }
 

@@ -12,6 +12,12 @@
 namespace daxprobe::collector
 {
 
+// The bad-block figures of a VM's last report (badblock_metrics.cpp).
+struct VmBadblocks {
+    std::map<std::string, std::uint64_t> byNamespace; // bad 512-byte sectors, by namespace
+    std::uint64_t damagedFiles = 0;                   // files with bad sectors, all mounts
+};
+
 // What /metrics shows about one VM (Prometheus naming: daxprobe_ prefix,
 // base units, _total for counters).
 struct VmMetrics {
@@ -36,6 +42,7 @@ struct VmMetrics {
     std::string droppedStream;
     std::uint64_t droppedSeen = 0;
     GuestMemory guest; // from the last report, for the memory ledger
+    VmBadblocks badblocks;
 };
 
 // A VM's name (or a path) as a label value of the /metrics page.

@@ -27,6 +27,22 @@ std::string stringOf(std::string_view v)
     return jsonString(v).value_or("");
 }
 
+// The number of elements of a mount's badblocks.files, if it has a badblocks object.
+std::optional<std::uint64_t> damagedFilesOf(std::string_view badblocks, const JsonSpans *spans)
+{
+    if (!jsonIsObject(badblocks))
+        return std::nullopt;
+    std::uint64_t n = 0;
+    std::string key;
+    std::string_view v, files, e;
+    for (JsonObjectReader r(badblocks, spans); r.next(key, v);)
+        if (key == "files")
+            files = v;
+    for (JsonArrayReader a(files, spans); a.next(e);)
+        ++n;
+    return n;
+}
+
 ReportSummary::Mount mountOf(std::string_view mount, const JsonSpans *spans)
 {
     ReportSummary::Mount m;
@@ -39,6 +55,8 @@ ReportSummary::Mount mountOf(std::string_view mount, const JsonSpans *spans)
             m.blockdev = stringOf(v);
         else if (key == "verdict")
             verdict = v;
+        else if (key == "badblocks")
+            m.damagedFiles = damagedFilesOf(v, spans);
     }
     m.code = codeOf(verdict, spans);
     return m;
@@ -56,6 +74,8 @@ ReportSummary::Namespace namespaceOf(std::string_view ns, const JsonSpans *spans
             n.blockdev = stringOf(v);
         else if (key == "size")
             n.size = jsonUnsigned(v);
+        else if (key == "badblock_count")
+            n.badblocks = jsonUnsigned(v);
         else if (key == "verdict")
             verdict = v;
     }

@@ -22,6 +22,9 @@ struct ReportSummary {
         std::string key; // mount_point
         std::string code = "unknown";
         std::string blockdev; // "pmem0"
+        // badblocks.files, counted: files with bad sectors; nullopt when the
+        // mount has no "badblocks" object (no bad sectors there, or an older agent)
+        std::optional<std::uint64_t> damagedFiles;
         bool operator==(const Mount &) const = default;
     };
     struct Namespace {
@@ -29,6 +32,7 @@ struct ReportSummary {
         std::string blockdev; // what a mount's blockdev names
         std::optional<std::uint64_t> size;
         std::string code = "unknown";
+        std::optional<std::uint64_t> badblocks; // badblock_count: bad 512-byte sectors
         bool operator==(const Namespace &) const = default;
     };
     struct Dimm {

@@ -52,6 +52,12 @@ inline constexpr const char *DimmOk = "dimm_ok";
 inline constexpr const char *DimmNotPersistent = "dimm_not_persistent";
 inline constexpr const char *DimmMapFailed = "dimm_map_failed";
 inline constexpr const char *DimmHealthEvent = "dimm_health_event";
+// per mount of a disk with bad blocks (a warning: DAX still works; a mount's
+// "badblocks"): files hold bad sectors; only metadata or free space does;
+// the files could not be looked for
+inline constexpr const char *BadblocksInFiles = "badblocks_in_files";
+inline constexpr const char *BadblocksNotInFiles = "badblocks_not_in_files";
+inline constexpr const char *BadblocksNotMapped = "badblocks_not_mapped";
 } // namespace code
 
 // Every code a report's overall verdict can carry, and every code of a mount's

@@ -83,6 +83,39 @@ json historyJson(const std::vector<HistoryLine> &history)
     return out;
 }
 
+json rangesJson(const std::vector<BadRange> &ranges)
+{
+    json out = json::array();
+    for (const auto &r : ranges)
+        out.push_back({{"sector", r.sector}, {"count", r.count}});
+    return out;
+}
+
+// A mount's "badblocks" (agent/REPORT.md): the files its bad sectors hit.
+json badblocksJson(const BadblockReport &br)
+{
+    const BadblockScan &scan = *br.scan;
+    json files = json::array();
+    for (const auto &f : br.files) {
+        json pieces = json::array();
+        for (const auto &p : f.pieces)
+            pieces.push_back({{"offset", p.offset}, {"length", p.length}, {"sector", p.sector}});
+        files.push_back({{"path", f.path}, {"damaged", pieces}, {"rewrite", orNull(f.rewrite)}});
+    }
+    return {{"disk", scan.disk},
+            {"bad_sectors", br.badSectors},
+            {"ranges", rangesJson(scan.ranges)},
+            {"files", files},
+            {"unowned", rangesJson(br.unowned)},
+            {"clears_poison", scan.clearsPoison},
+            {"walk",
+             {{"ran", scan.observed()},
+              {"files_scanned", scan.filesScanned},
+              {"complete", scan.observed() && scan.stoppedEarly.empty()},
+              {"stopped_early", orNull(scan.stoppedEarly)}}},
+            {"verdict", verdictJson(br.verdict)}};
+}
+
 json mountJson(const MountReport &mr)
 {
     const MountEntry &m = *mr.mount;
@@ -102,6 +135,7 @@ json mountJson(const MountReport &mr)
               {"kmsg", mr.kmsg},
               {"kmsg_history", historyJson(mr.kmsgHistory)},
               {"verdict", verdictJson(mr.verdict)}};
+    j["badblocks"] = mr.badblocks ? badblocksJson(*mr.badblocks) : json(nullptr);
     return j;
 }
 

@@ -76,6 +76,16 @@ void appendVerdict(std::string &out, const Verdict &v, const Style &st, const ch
         out += fmt::format("{}{}       fix:       {}\n", p, indent, printable(v.remedy));
 }
 
+// The bad sectors under a mount, and each damaged file's rewrite.
+void appendBadblocks(std::string &out, const BadblockReport &br, const Style &st)
+{
+    appendVerdict(out, br.verdict, st, "    ");
+    for (const auto &f : br.files)
+        if (!f.rewrite.empty())
+            out += fmt::format("{}           rewrite:   {}\n", st.prefix(br.verdict.severity),
+                               printable(f.rewrite));
+}
+
 // The NFIT, the nd buses and regions, and whether ndctl could be read.
 void appendPlatform(std::string &out, const Report &report)
 {
@@ -124,6 +134,8 @@ void appendNamespacesAndMounts(std::string &out, const Report &report, const Sty
         out += fmt::format("  {:<14} {} on {}\n", printable(mr.mount->mountPoint),
                            printable(mr.mount->fstype), printable(mr.mount->source));
         appendVerdict(out, mr.verdict, st, "    ");
+        if (mr.badblocks)
+            appendBadblocks(out, *mr.badblocks, st);
     }
 }
 

@@ -43,10 +43,11 @@ std::string AgentSession::fingerprint(const json &report)
 {
     auto s = protocol::summarizeReport(report.dump(-1, ' ', false, json::error_handler_t::replace));
     std::string fp = s.code;
+    // New bad sectors or damaged files are a change too (issue 35).
     for (const auto &n : s.namespaces)
-        fp += fmt::format("|{}={}", n.dev, n.code);
+        fp += fmt::format("|{}={}:{}", n.dev, n.code, n.badblocks.value_or(0));
     for (const auto &m : s.mounts)
-        fp += fmt::format("|{}={}", m.key, m.code);
+        fp += fmt::format("|{}={}:{}", m.key, m.code, m.damagedFiles.value_or(0));
     return fp;
 }
 

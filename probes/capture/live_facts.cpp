@@ -1,5 +1,6 @@
 #include "probes/capture/live_facts.h"
 
+#include "probes/capture/badblock_json.h"
 #include "probes/capture/topology_json.h"
 
 namespace daxprobe
@@ -114,6 +115,9 @@ nlohmann::json liveFactsToJson(const Facts &facts)
         j["files"].push_back({{"path", f.path},
                               {"statx", statxJson(f.statx)},
                               {"residency", residencyJson(f.residency)}});
+    j["badblocks"] = nlohmann::json::object();
+    for (const auto &[mp, scan] : facts.badblockScans)
+        j["badblocks"][mp] = badblockScanToJson(scan);
     // perf: "usable" (observed) and "reason" (why not).
     j["perf"] = {{"usable", facts.faults.perf.observed()}, {"reason", facts.faults.perf.text}};
     return j;
@@ -136,6 +140,10 @@ void liveFactsFromJson(const nlohmann::json &j, Facts &facts)
                 facts.files.push_back(
                     {f.value("path", ""), statxFrom(f.value("statx", nlohmann::json::object())),
                      residencyFrom(f.value("residency", nlohmann::json::object()))});
+    if (auto it = j.find("badblocks"); it != j.end() && it->is_object())
+        for (const auto &[mp, v] : it->items())
+            if (v.is_object())
+                facts.badblockScans[mp] = badblockScanFromJson(v);
     if (auto it = j.find("perf"); it != j.end() && it->is_object()) {
         std::string reason = it->value("reason", "");
         if (it->value("usable", false))

@@ -102,6 +102,16 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"statx", Kind::Object},
         {"map_sync", Kind::Object},
         {"residency", Kind::Object},
+        {"disk", Kind::String},
+        {"start_sector", Kind::Unsigned},
+        {"sectors", Kind::Unsigned},
+        {"sector", Kind::Unsigned},
+        {"count", Kind::Unsigned},
+        {"offset", Kind::Unsigned},
+        {"length", Kind::Unsigned},
+        {"files_scanned", Kind::Unsigned},
+        {"stopped_early", Kind::String},
+        {"clears_poison", Kind::Bool},
     };
     return kinds;
 }
@@ -175,6 +185,18 @@ Result<void> validateLiveJson(const json &j)
     }
     if (auto r = checkList(j, "files", ""); !r)
         return r;
+    if (auto it = j.find("badblocks"); it != j.end()) {
+        if (auto r = expect(*it, Kind::Object, "badblocks"); !r)
+            return r;
+        for (const auto &[mp, v] : it->items()) {
+            std::string at = "badblocks[\"" + mp + "\"]";
+            if (auto r = checkRecord(v, at); !r)
+                return r;
+            for (const char *list : {"ranges", "extents"})
+                if (auto r = checkList(v, list, at); !r)
+                    return r;
+        }
+    }
     if (auto it = j.find("perf"); it != j.end())
         if (auto r = checkRecord(*it, "perf"); !r)
             return r;

@@ -376,6 +376,8 @@ MountReport describeMount(const Facts &facts, const Report &report, const MountE
     for (const auto &f : facts.files)
         if (mountOfPath(facts.mounts, f.path) == &m)
             mr.files.push_back(&f);
+    if (auto it = facts.badblockScans.find(m.mountPoint); it != facts.badblockScans.end())
+        mr.badblocks = judgeBadblocks(it->second);
     return mr;
 }
 
@@ -448,7 +450,6 @@ bool judgeNoPmem(const Facts &facts, Verdict &o)
     return false;
 }
 
-// The overall verdict from the namespaces' and mounts' own.
 // The DIMMs against the DAX mounts on their regions; a region a DIMM made
 // read-only takes the reconfiguration remedies off what is on it.
 void judgeDimmsUnder(const Facts &facts, Report &report)
@@ -466,6 +467,7 @@ void judgeDimmsUnder(const Facts &facts, Report &report)
         withholdReconfiguration(facts.topology, m.ns, m.verdict);
 }
 
+// The overall verdict from the namespaces', mounts' and DIMMs' own.
 void judgeOverall(Report &report)
 {
     Verdict &o = report.overall;

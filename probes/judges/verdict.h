@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "probes/judges/badblock_files.h"
 #include "probes/judges/dimm_verdict.h"
 #include "probes/judges/mount_history.h"
 #include "probes/judges/verdict_types.h"
@@ -36,6 +37,7 @@ struct MountReport {
     std::vector<HistoryLine> kmsgHistory;    // DAX lines of earlier mount attempts
     std::vector<const FileFacts *> files;    // --path files on this mount
     Verdict verdict;
+    std::optional<BadblockReport> badblocks; // when its device has bad blocks in this fs
 };
 
 // The report: the verdicts, and what was read shown as found. It is the

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/page_residency.h"
+#include "probes/readers/badblocks.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fault_sources.h"
 #include "probes/readers/kmsg.h"
@@ -52,6 +53,9 @@ struct Facts {
     std::string meminfoError;
     FaultFacts faults;
     std::vector<FileFacts> files;
+    // Mounts of a disk with bad blocks: the files on them (one mount of each
+    // device is walked; by mount point).
+    std::map<std::string, BadblockScan> badblockScans;
 
     const BlockDevFacts *blockdevByNumber(unsigned major, unsigned minor) const;
 };

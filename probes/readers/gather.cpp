@@ -1,6 +1,7 @@
 #include "probes/readers/gather.h"
 
 #include "probes/readers/dax_evidence.h"
+#include "probes/readers/extent_walk.h"
 #include "probes/readers/root_facts.h"
 #include "probes/readers/sysfs_topology.h"
 #include "probes/readers/text_util.h"
@@ -17,6 +18,20 @@ bool readOnly(const MountEntry &m)
         if (o == "ro")
             return true;
     return false;
+}
+
+// One mount of each device with bad blocks, its whole tree preferred (a
+// bind mount shows only a subtree), walked for the files on them.
+void scanBadblockMounts(const Root &root, Facts &facts)
+{
+    for (const auto &dev : readBadblockDevices(root, facts.topology)) {
+        const MountEntry *best = nullptr;
+        for (const auto &m : facts.mounts)
+            if (m.major == dev.major && m.minor == dev.minor && (!best || best->root != "/"))
+                best = &m;
+        if (best)
+            facts.badblockScans[best->mountPoint] = scanBadblocks(best->mountPoint, dev);
+    }
 }
 
 } // namespace
@@ -56,6 +71,7 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
         }
         facts.mountLive[m.mountPoint] = std::move(live);
     }
+    scanBadblockMounts(root, facts);
     for (const auto &path : options.paths) {
         FileFacts f;
         f.path = path;

@@ -34,6 +34,13 @@ inline ReportSummary summaryFromDom(const nlohmann::json &report)
             return std::nullopt;
         return v->get<std::uint64_t>();
     };
+    auto damagedFiles = [&](const json &o) -> std::optional<std::uint64_t> {
+        const json *b = member(o, "badblocks");
+        if (!b || !b->is_object())
+            return std::nullopt;
+        const json *f = member(*b, "files");
+        return f && f->is_array() ? f->size() : 0;
+    };
     auto code = [&](const json &o) {
         const json *v = member(o, "verdict");
         const json *c = v ? member(*v, "code") : nullptr;
@@ -44,10 +51,12 @@ inline ReportSummary summaryFromDom(const nlohmann::json &report)
     s.code = code(report);
     if (const json *m = member(report, "mounts"); m && m->is_array())
         for (const auto &e : *m)
-            s.mounts.push_back({str(e, "mount_point"), code(e), str(e, "blockdev")});
+            s.mounts.push_back(
+                {str(e, "mount_point"), code(e), str(e, "blockdev"), damagedFiles(e)});
     if (const json *n = member(report, "namespaces"); n && n->is_array())
         for (const auto &e : *n)
-            s.namespaces.push_back({str(e, "dev"), str(e, "blockdev"), u64(e, "size"), code(e)});
+            s.namespaces.push_back({str(e, "dev"), str(e, "blockdev"), u64(e, "size"), code(e),
+                                    u64(e, "badblock_count")});
     if (const json *d = member(report, "dimms"); d && d->is_array())
         for (const auto &e : *d)
             s.dimms.push_back({str(e, "dev"), u64(e, "dirty_shutdown"), code(e)});

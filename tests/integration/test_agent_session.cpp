@@ -73,6 +73,25 @@ TEST_CASE("connect sends sentinel, greeting, then pending reports", "[agent][ses
     CHECK(r->metrics["meminfo"]["Cached"] == 1);
 }
 
+TEST_CASE("new bad sectors or damaged files are a change", "[agent][session][badblocks]")
+{
+    Fixture f;
+    f.report["namespaces"] = {{{"dev", "namespace0.0"}, {"badblock_count", 0u}}};
+    f.report["mounts"][0]["badblocks"] = nullptr;
+    f.session.onConnect();
+    f.session.produceReport("start");
+    f.report["namespaces"][0]["badblock_count"] = 8u; // the verdicts stay the same
+    f.session.produceReport("interval");
+    f.report["mounts"][0]["badblocks"] = {{"files", {{{"path", "/mnt/pmem/f"}}}}};
+    f.session.produceReport("interval");
+    f.session.produceReport("interval");
+    std::vector<std::string> reasons;
+    for (const auto &m : f.drain())
+        if (m.name == "report")
+            reasons.push_back(protocol::parseReportEvent(m)->reason);
+    CHECK(reasons == std::vector<std::string>{"start", "change", "change", "interval"});
+}
+
 TEST_CASE("a periodic report that finds a changed verdict is a change", "[agent][session]")
 {
     Fixture f;

@@ -11,6 +11,7 @@ See tests/vm/README.md.
 
 import json
 
+import badblocks_checks
 import collector_scenario
 import evidence_checks
 import nfit_checks
@@ -571,8 +572,10 @@ SCENARIOS = {s.name: s for s in [
     Scenario("raw-xfs", check_raw_xfs,
              then=("raw-ext4", "mount-history-ext4", "mount-history-xfs",
                    "mount-history-fsdax", "fsdax-ext4", "fsdax-xfs", "tracefs-unmounted",
-                   "perf-paranoid", "perf-user-only")),
+                   "perf-paranoid", "perf-user-only", "badblocks-ext4", "badblocks-xfs")),
     Scenario("raw-ext4", check_raw_ext4),
+    Scenario("badblocks-ext4", badblocks_checks.check_badblocks_ext4),
+    Scenario("badblocks-xfs", badblocks_checks.check_badblocks_xfs),
     Scenario("fsdax-ext4", check_fsdax_ext4_profile),
     Scenario("fsdax-xfs", check_fsdax_xfs),
     Scenario("fsdax-ext4-nodax", check_fsdax_ext4_nodax,
@@ -599,7 +602,11 @@ SCENARIOS = {s.name: s for s in [
     Scenario("tracefs-unmounted", evidence_checks.check_tracefs_unmounted),
     Scenario("perf-paranoid", evidence_checks.check_perf_paranoid),
     Scenario("perf-user-only", evidence_checks.check_perf_user_only),
-    Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True),
+    # badblocks-ext4 again where a write clears poison (no control function)
+    Scenario("virtio-pmem", verdict_checks.check_virtio_pmem, nvdimm=False, virtio_pmem=True,
+             then=("badblocks-virtio-pmem",)),
+    Scenario("badblocks-virtio-pmem", badblocks_checks.check_badblocks_ext4, nvdimm=False,
+             virtio_pmem=True),
     Scenario("virtio-pmem-nvdimm", verdict_checks.check_virtio_pmem_nvdimm, virtio_pmem=True,
              host=verdict_checks.virtio_pmem_host),
     # The kernel's NVDIMM test bus (kernel tag nfit): no QEMU NVDIMM; its

@@ -124,7 +124,8 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
         m.disconnects["eof"] = 1;
         daxprobe::protocol::ReportSummary report;
         report.code = "dax_verified";
-        report.mounts = {{"/mnt/pmem", "dax_active", "pmem0"}};
+        report.mounts = {{"/mnt/pmem", "dax_active", "pmem0", 1}};
+        report.namespaces = {{"namespace0.0", "pmem0", 1 << 30, "dax_capable", 8}};
         report.dimms = {{"nmem0", 42, "dimm_ok"}};
         MetricsRegistry::applyReport(m, report, 1700000000);
         QemuFacts q;

@@ -48,7 +48,7 @@ TEST_CASE("the summary of a real report", "[protocol][summary]")
     CHECK(s.mounts[0] == ReportSummary::Mount{"/mnt/pmem", "dax_active", "pmem0"});
     REQUIRE(s.namespaces.size() == 1);
     CHECK(s.namespaces[0] ==
-          ReportSummary::Namespace{"namespace0.0", "pmem0", 526385152, "dax_capable"});
+          ReportSummary::Namespace{"namespace0.0", "pmem0", 526385152, "dax_capable", 0});
     CHECK(s.pageCacheBytes == 26628096);
 
     // The kernel's NVDIMM test bus (issue 36): six DIMMs, one not armed.
@@ -97,6 +97,22 @@ TEST_CASE("the summary of hostile reports", "[protocol][summary]")
     REQUIRE(s.namespaces.size() == 1);
     CHECK(s.namespaces[0].dev == "m");
     CHECK(s.namespaces[0].size == 2);
+
+    // Bad blocks: a namespace's count, a mount's damaged files counted;
+    // a badblocks that is not an object is none, one without files is 0.
+    s = agreed(R"({"namespaces":[{"badblock_count":8},{"badblock_count":"8"}],
+                   "mounts":[{"badblocks":{"files":[{},1,"x"]}},{"badblocks":null},
+                             {"badblocks":{"files":{}}},{"badblocks":[1]},
+                             {"badblocks":{"files":[1]},"badblocks":{}}]})");
+    REQUIRE(s.namespaces.size() == 2);
+    CHECK(s.namespaces[0].badblocks == 8);
+    CHECK(!s.namespaces[1].badblocks);
+    REQUIRE(s.mounts.size() == 5);
+    CHECK(s.mounts[0].damagedFiles == 3);
+    CHECK(!s.mounts[1].damagedFiles);
+    CHECK(s.mounts[2].damagedFiles == 0);
+    CHECK(!s.mounts[3].damagedFiles);
+    CHECK(s.mounts[4].damagedFiles == 0);
 
     // Escaped keys mean what they decode to.
     s = agreed(R"({"v\u0065rdict":{"c\u006fde":"ok"},"meminfo":{"C\u0061ched":7}})");

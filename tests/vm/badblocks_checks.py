@@ -1,0 +1,143 @@
+"""Host checks for issue 35's bad-block scenarios (badblocks-ext4, -xfs).
+
+The kernel's answers in the same guest: xfs_io's fiemap places the file
+(badblocks-fiemap.txt), the disk's badblocks file before and after, a read
+of the damaged page (EIO or not), the nd bus's commands (clear_error or
+not). daxprobe must name the file and the offset the kernel's placement
+gives, name the range no file holds as such, and say whether a write can
+clear the poison as the bus does; its remedy, run in the guest, must leave
+the file readable, and the list without the file's range where the bus can
+clear it (QEMU's NVDIMM cannot: there the kernel must refuse the rewrite).
+daxprobe's own rewrite is checked where clears_poison holds:
+badblocks-virtio-pmem (badblocks-ext4 in the virtio-pmem boot, whose bus
+has no control function)."""
+
+import re
+
+import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)
+
+DAMAGED = "/mnt/pmem/data/damaged"
+OFFSET = 65536  # the injected sectors are bytes 65536-69631 of the file
+
+
+def kernel_first_sector(c, res):
+    """The file's first sector on the device, as xfs_io's fiemap gives it."""
+    m = re.search(r"^\s*0: \[0\.\.\d+\]:\s+(\d+)\.\.", res.text("badblocks-fiemap.txt"), re.M)
+    if not c.check(m is not None, f"badblocks-fiemap.txt has no first extent: {res.text('badblocks-fiemap.txt')!r}"):
+        return None
+    return int(m.group(1))
+
+
+def badblock_lines(res, name):
+    return [line.split() for line in res.text(name).splitlines() if line.strip()]
+
+
+def expect_read(c, res, name, fails):
+    kv = res.kv(f"badblocks-read-{name}.txt")
+    text = res.text(f"badblocks-read-{name}.txt")
+    if fails:
+        c.check(kv.get("rc") not in (None, "0") and "Input/output error" in text,
+                f"the kernel: reading the damaged page {name} fails with EIO: {text!r}")
+    else:
+        c.eq(kv.get("rc"), "0", f"the kernel: reading the page {name} succeeds ({text!r})")
+
+
+def check_badblocks(c, res, free_range):
+    c.eq(res.kv("mount.txt").get("rc"), "0", "the dax mount")
+    inj = res.kv("badblocks-injected.txt")
+    first = kernel_first_sector(c, res)
+    if first is None:
+        return
+    sector = first + OFFSET // 512
+    c.eq(inj.get("sector"), str(sector), "the injected sector is the file's byte 65536")
+    want = [[str(sector), "8"]]
+    if free_range:
+        want = sorted(want + [[inj.get("free"), "8"]], key=lambda line: int(line[0]))
+    c.eq(badblock_lines(res, "badblocks-before.txt"), want, "the kernel's list after injection")
+    expect_read(c, res, "before", fails=True)
+    if not sc.expect_document(c, res, 0, "dax_verified"):
+        return
+    # bad blocks do not make DAX fail (virtio-pmem refuses MAP_SYNC by design)
+    if res.text("badblocks-bus-provider.txt").strip() == "ACPI.NFIT":
+        sc.expect_dax_active(c, res)
+    else:
+        c.eq(sc.verdict_code(sc.pmem_mount(res.check)), "dax_active", "mount verdict")
+    ns = sc.namespaces(res.check)
+    c.eq([n.get("badblock_count") for n in ns], [8 * len(want)], "namespace badblock_count")
+    m = sc.pmem_mount(res.check)
+    bb = (m or {}).get("badblocks")
+    if not c.check(isinstance(bb, dict), f"the mount's badblocks: {bb!r}"):
+        return
+    c.eq(sc.verdict_code(bb), "badblocks_in_files", "badblocks verdict")
+    c.eq((bb.get("verdict") or {}).get("severity"), "warning", "badblocks severity")
+    c.eq((bb.get("walk") or {}).get("complete"), True, "the walk saw every file")
+    # nvdimm_clear_poison: a bus without a control function (virtio-pmem)
+    # clears by dropping the sectors; ACPI NFIT needs the Clear Error DSM.
+    provider = res.text("badblocks-bus-provider.txt").strip()
+    c.check(provider != "", "the bus's provider was read")
+    clears = provider != "ACPI.NFIT" or "clear_error" in res.text("badblocks-bus-commands.txt").split()
+    c.eq(bb.get("clears_poison"), clears,
+         f"clears_poison vs the bus ({provider}, commands "
+         f"{res.text('badblocks-bus-commands.txt')!r})")
+    rewrite = (f"dd if=/dev/zero of={DAMAGED} bs=4096 seek={OFFSET // 4096} count=1 "
+               "conv=notrunc oflag=direct")
+    c.eq(bb.get("files"), [{"path": DAMAGED,
+                            "damaged": [{"offset": OFFSET, "length": 4096, "sector": sector}],
+                            "rewrite": rewrite if clears else None}],
+         "damaged files vs the kernel's fiemap")
+    unowned = [{"sector": int(inj.get("free", "0")), "count": 8}] if free_range else []
+    c.eq(bb.get("unowned"), unowned, "bad sectors no file holds (metadata or free space)")
+    if clears:
+        expect_rewrite_clears(c, res, rewrite, want)
+    else:
+        expect_restore_by_copy(c, res, rewrite, want)
+
+
+def expect_rewrite_clears(c, res, rewrite, before):
+    """The printed rewrite, run in the guest: the file's range leaves the kernel's list."""
+    c.eq(res.text("badblocks-rewrite.txt").splitlines(), [rewrite, "rc=0"], "the rewrite ran as printed")
+    inj = res.kv("badblocks-injected.txt")
+    c.eq(badblock_lines(res, "badblocks-after.txt"),
+         [line for line in before if line[0] != inj.get("sector")],
+         "the kernel's list after the rewrite: the file's range is gone")
+    expect_read(c, res, "after", fails=False)
+    expect_check_after(c, res, files=[])
+
+
+def expect_restore_by_copy(c, res, rewrite, before):
+    """A bus that cannot clear poison: the kernel refuses the rewrite (EIO), as
+    daxprobe says (EFAULT through DAX on 6.1); the printed restore (a copy renamed over the file) reads."""
+    lines = res.text("badblocks-rewrite.txt").splitlines()
+    out = res.text("badblocks-rewrite.out")
+    # 6.1 through DAX: the recovery write clears nothing and copies 0 bytes (EFAULT)
+    c.check(len(lines) == 2 and lines[0] == rewrite and lines[1] != "rc=0"
+            and ("Bad address" in out or "Input/output error" in out),
+            f"the kernel refuses the rewrite on this bus: {lines!r} {res.text('badblocks-rewrite.out')!r}")
+    c.eq(badblock_lines(res, "badblocks-after-rewrite.txt"), before, "the list after the refused rewrite")
+    c.eq(res.kv("badblocks-cmp.txt").get("rc"), "0", "the restored file equals its backup")
+    c.eq(badblock_lines(res, "badblocks-after.txt"), before,
+         "the kernel's list after the restore: the sectors stay bad")
+    expect_read(c, res, "after", fails=False)
+    inj = res.kv("badblocks-injected.txt")
+    expect_check_after(c, res, files=[], unowned_has=int(inj.get("sector", "0")))
+
+
+def expect_check_after(c, res, files, unowned_has=None):
+    doc = res.json("badblocks-check-after.json")
+    c.eq(res.rc("badblocks-check-after.rc"), 0, "the check after the remedy: exit code")
+    bb = (sc.pmem_mount(doc) or {}).get("badblocks")
+    if bb is None:
+        c.check(unowned_has is None, "the check after the remedy still sees bad sectors")
+        return
+    c.eq(bb.get("files"), files, "no damaged file after the remedy")
+    if unowned_has is not None:
+        c.check(any(r.get("sector") == unowned_has for r in bb.get("unowned") or []),
+                f"the freed sectors are named metadata or free space: {bb.get('unowned')!r}")
+
+
+def check_badblocks_ext4(c, res):
+    check_badblocks(c, res, free_range=True)
+
+
+def check_badblocks_xfs(c, res):
+    check_badblocks(c, res, free_range=False)
