@@ -17,14 +17,7 @@ constexpr std::size_t kFilesInSummary = 3;
 
 std::vector<BadRange> clipped(const BadblockScan &scan)
 {
-    std::vector<BadRange> out;
-    const std::uint64_t lo = scan.startSector, hi = scan.startSector + scan.sectors;
-    for (const auto &r : scan.ranges) {
-        std::uint64_t b = std::max(r.sector, lo), e = std::min(r.sector + r.count, hi);
-        if (b < e)
-            out.push_back({b, e - b});
-    }
-    return out;
+    return clipToPartition(scan.ranges, scan.startSector, scan.sectors);
 }
 
 // One dd per run of adjacent damaged pages.

@@ -1,5 +1,7 @@
 #include "probes/readers/badblocks.h"
 
+#include <algorithm>
+
 #include "probes/readers/blockdev.h"
 #include "probes/readers/text_util.h"
 
@@ -92,6 +94,19 @@ std::vector<BadblockDevice> readBadblockDevices(const Root &root, const Topology
             if (readDevice(root, dir + "/" + e, true, part))
                 out.push_back(part);
         }
+    }
+    return out;
+}
+
+std::vector<BadRange> clipToPartition(const std::vector<BadRange> &ranges, std::uint64_t start,
+                                      std::uint64_t sectors)
+{
+    std::vector<BadRange> out;
+    for (const auto &r : ranges) {
+        std::uint64_t b = std::max(r.sector, start),
+                      e = std::min(r.sector + r.count, start + sectors);
+        if (b < e)
+            out.push_back({b, e - b});
     }
     return out;
 }

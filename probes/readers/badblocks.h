@@ -27,6 +27,10 @@ struct BadRange {
 // is an error naming the line.
 Result<std::vector<BadRange>> parseBadblocks(std::string_view text);
 
+// The parts of `ranges` inside the partition [start, start + sectors).
+std::vector<BadRange> clipToPartition(const std::vector<BadRange> &ranges, std::uint64_t start,
+                                      std::uint64_t sectors);
+
 // A block device that may hold a filesystem, on a pmem disk with bad blocks:
 // the disk itself or one of its partitions.
 struct BadblockDevice {

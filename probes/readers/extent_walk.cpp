@@ -39,12 +39,9 @@ struct ByteRange {
 std::vector<ByteRange> rangesOnDevice(const BadblockDevice &dev)
 {
     std::vector<ByteRange> out;
-    const std::uint64_t lo = dev.startSector, hi = dev.startSector + dev.sectors;
-    for (const auto &r : dev.ranges) {
-        std::uint64_t b = std::max(r.sector, lo), e = std::min(r.sector + r.count, hi);
-        if (b < e)
-            out.push_back({(b - lo) * kSectorSize, (e - lo) * kSectorSize, b});
-    }
+    for (const auto &r : clipToPartition(dev.ranges, dev.startSector, dev.sectors))
+        out.push_back({(r.sector - dev.startSector) * kSectorSize,
+                       (r.sector + r.count - dev.startSector) * kSectorSize, r.sector});
     return out;
 }
 
