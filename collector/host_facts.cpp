@@ -70,6 +70,35 @@ std::map<std::string, std::string> optsOf(const std::string &arg, const char *ty
     return splitQemuOpts(arg);
 }
 
+// A -device's link to a memory backend: the backend id, the role its file
+// plays, and whether it is the device's persistent memory.
+struct MemdevLink {
+    std::string memdev, role;
+    bool persistent = false;
+};
+
+// The memory backends a -device uses. cxl-type3 names its persistent memory
+// memdev= (QEMU 7.2) or persistent-memdev= (8.0 on), its RAM volatile-memdev=
+// and its label storage area lsa=; any other device's memdev= is memory.
+std::vector<MemdevLink> memdevLinks(std::map<std::string, std::string> d)
+{
+    const std::string &driver = d[""];
+    std::vector<MemdevLink> out;
+    auto link = [&](const char *key, std::string role, bool persistent) {
+        if (!d[key].empty())
+            out.push_back({d[key], std::move(role), persistent});
+    };
+    if (driver == "cxl-type3") {
+        link("memdev", driver, true);
+        link("persistent-memdev", driver, true);
+        link("volatile-memdev", "cxl-type3-volatile", false);
+        link("lsa", "cxl-lsa", false);
+    } else {
+        link("memdev", driver, driver == "nvdimm" || driver == "virtio-pmem-pci");
+    }
+    return out;
+}
+
 } // namespace
 
 unsigned long long smapsField(std::string_view text, std::string_view key)
@@ -105,9 +134,9 @@ std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &a
             b.pmem = truthy(o["pmem"]);
             files[b.id] = b;
         } else if (argv[i] == "-device") {
-            auto d = optsOf(argv[i + 1], "driver");
-            if ((d[""] == "nvdimm" || d[""] == "virtio-pmem-pci") && !d["memdev"].empty())
-                memdevs.emplace_back(d[""], d["memdev"]);
+            for (auto &l : memdevLinks(optsOf(argv[i + 1], "driver")))
+                if (l.persistent)
+                    memdevs.emplace_back(std::move(l.role), std::move(l.memdev));
         }
     }
     std::vector<NvdimmBackend> out;
@@ -124,11 +153,9 @@ std::vector<BackingFile> parseBackingFiles(const std::vector<std::string> &argv)
     std::vector<BackingFile> out;
     std::map<std::string, std::string> roleOfMemdev; // memdev id -> the device using it
     for (std::size_t i = 0; i + 1 < argv.size(); ++i)
-        if (argv[i] == "-device") {
-            auto d = optsOf(argv[i + 1], "driver");
-            if (!d["memdev"].empty())
-                roleOfMemdev[d["memdev"]] = d[""];
-        }
+        if (argv[i] == "-device")
+            for (auto &l : memdevLinks(optsOf(argv[i + 1], "driver")))
+                roleOfMemdev[l.memdev] = std::move(l.role);
     auto add = [&](const std::string &path, std::string role, std::string format = {}) {
         if (path.empty() || path.front() != '/')
             return; // a protocol (nbd:, http:) or a path relative to QEMU's cwd

@@ -13,13 +13,13 @@
 namespace daxprobe::collector
 {
 
-// One memory-backend-file that backs an emulated NVDIMM or a virtio-pmem
-// device.
+// One memory-backend-file that backs a guest's persistent memory: an emulated
+// NVDIMM, a virtio-pmem device or a CXL type-3 device's pmem.
 struct NvdimmBackend {
     std::string id, memPath;
-    // nvdimm | virtio-pmem-pci. virtio-pmem's guest flushes (fsync/msync; it
-    // refuses MAP_SYNC) become an fsync of this file: with share=on the file
-    // holds what the guest flushed.
+    // nvdimm | virtio-pmem-pci | cxl-type3. virtio-pmem's guest flushes
+    // (fsync/msync; it refuses MAP_SYNC) become an fsync of this file: with
+    // share=on the file holds what the guest flushed.
     std::string device = "nvdimm";
     bool share = false, pmem = false;
     bool onDevDax = false, onHostDaxFs = false;
@@ -39,7 +39,9 @@ struct NvdimmBackend {
 // several VMs share is counted once per host.
 struct BackingFile {
     std::string path;
-    std::string role;   // nvdimm | virtio-pmem-pci | memory | drive | qcow2-backing
+    // nvdimm | virtio-pmem-pci | cxl-type3 | cxl-type3-volatile | cxl-lsa | memory | drive |
+    // qcow2-backing, or the driver of another device with a memdev=
+    std::string role;
     std::string format; // a -drive's format= (qcow2: its backing chain is followed)
     std::uint64_t dev = 0, ino = 0, sizeBytes = 0;
     std::uint64_t cachedBytes = 0; // host page cache of the file
@@ -56,7 +58,8 @@ struct QemuFacts {
     std::vector<BackingFile> files;
 };
 
-// Backends of -device nvdimm,memdev=ID (and virtio-pmem-pci,memdev=ID) from a QEMU command line
+// Backends of -device nvdimm,memdev=ID (virtio-pmem-pci,memdev=ID, cxl-type3,memdev=ID or
+// persistent-memdev=ID) from a QEMU command line
 // (argv), in both the key=value and the JSON (libvirt) -object/-device syntax.
 std::vector<NvdimmBackend> parseNvdimmBackends(const std::vector<std::string> &argv);
 

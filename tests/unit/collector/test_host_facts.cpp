@@ -74,6 +74,35 @@ TEST_CASE("virtio-pmem backends are found beside NVDIMM ones", "[collector][host
     CHECK(toJson(q)["nvdimm_backends"][1]["device"] == "virtio-pmem-pci");
 }
 
+TEST_CASE("CXL type-3 pmem backends, in QEMU 7.2 and 8.0 syntax", "[collector][hostfacts]")
+{
+    // 7.2: memdev= is the persistent memory; 8.0 on: persistent-memdev=, and
+    // volatile-memdev= (RAM) and lsa= (labels) are no pmem backends.
+    auto b = parseNvdimmBackends(
+        {"qemu", "-object", "memory-backend-file,id=cxl-mem0,share=on,mem-path=/c0.raw,size=256M",
+         "-object", "memory-backend-file,id=cxl-lsa0,share=on,mem-path=/l0.raw,size=256M",
+         "-device", "cxl-type3,bus=rp0,memdev=cxl-mem0,lsa=cxl-lsa0,id=cxl-pmem0,sn=0x1", "-object",
+         R"({"qom-type":"memory-backend-file","id":"p1","mem-path":"/c1.raw"})", "-object",
+         "memory-backend-file,id=v1,mem-path=/v1.raw,size=256M", "-device",
+         R"({"driver":"cxl-type3","persistent-memdev":"p1","volatile-memdev":"v1","lsa":"l1"})"});
+    REQUIRE(b.size() == 2);
+    CHECK(b[0].device == "cxl-type3");
+    CHECK(b[0].memPath == "/c0.raw");
+    CHECK(b[0].share);
+    CHECK(b[1].device == "cxl-type3");
+    CHECK(b[1].memPath == "/c1.raw");
+
+    auto f = parseBackingFiles(
+        {"qemu", "-object", "memory-backend-file,id=cxl-mem0,share=on,mem-path=/c0.raw,size=256M",
+         "-object", "memory-backend-file,id=cxl-lsa0,share=on,mem-path=/l0.raw,size=256M",
+         "-object", "memory-backend-file,id=v1,mem-path=/v1.raw,size=256M", "-device",
+         "cxl-type3,memdev=cxl-mem0,lsa=cxl-lsa0", "-device", "cxl-type3,volatile-memdev=v1"});
+    REQUIRE(f.size() == 3);
+    CHECK(f[0].role == "cxl-type3");
+    CHECK(f[1].role == "cxl-lsa");
+    CHECK(f[2].role == "cxl-type3-volatile");
+}
+
 TEST_CASE("missing process is reported, not fatal", "[collector][hostfacts]")
 {
     auto root = Root::open(COLLECTOR_FIXTURES "/qemu");
