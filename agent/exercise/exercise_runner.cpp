@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "agent/monotonic.h"
+#include "base/page_walk.h"
 #include "base/safe_files.h"
 #include "base/unique_fd.h"
 #include "base/unique_mapping.h"
@@ -228,6 +229,16 @@ ExercisePhase measure(const Root &root, const ExerciseRun &run, const ExerciseOp
     return p;
 }
 
+// A walk that raised SIGBUS failed at that page (a poisoned page: a pmem
+// media error), and the run goes on to remove its file.
+Result<void> walked(const PageWalk &w)
+{
+    if (w.sigbusOffset)
+        return failf(EIO, "SIGBUS at byte {} of the mapping (a poisoned page: a media error)",
+                     *w.sigbusOffset);
+    return {};
+}
+
 // The workload on the created file; `run` collects what it measured.
 void exerciseFile(const Root &root, const ExerciseOptions &options, const UniqueFD &fd,
                   ExerciseRun &run)
@@ -262,21 +273,18 @@ void exerciseFile(const Root &root, const ExerciseOptions &options, const Unique
              auto m = mapAligned(fd.get(), size, PROT_READ);
              if (!m)
                  return tl::unexpected(m.error());
-             auto *bytes = static_cast<volatile unsigned char *>(m->get());
-             unsigned sink = 0;
-             for (std::size_t off = 0; off < size; off += static_cast<std::size_t>(page))
-                 sink += bytes[off];
-             (void)sink;
-             return {};
+             return walked(
+                 touchPages(m->get(), size, static_cast<std::size_t>(page), PageTouch::Read));
          }},
         {"mmap_write",
          [&]() -> Result<void> {
              auto m = mapAligned(fd.get(), size, PROT_READ | PROT_WRITE);
              if (!m)
                  return tl::unexpected(m.error());
-             auto *bytes = static_cast<volatile unsigned char *>(m->get());
-             for (std::size_t off = 0; off < size; off += static_cast<std::size_t>(page))
-                 bytes[off] = 0xa5;
+             if (auto w = walked(
+                     touchPages(m->get(), size, static_cast<std::size_t>(page), PageTouch::Fill));
+                 !w)
+                 return w;
              if (::msync(m->get(), size, MS_SYNC) != 0)
                  return failf(errno, "msync");
              return {};

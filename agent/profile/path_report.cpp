@@ -34,6 +34,7 @@ json profileJson(const FaultProfile &p, const MappingOutcome &m)
         {"dax", p.dax},
         {"access", p.write ? "write" : "read"},
         {"pages_touched", p.pagesTouched},
+        {"sigbus_offset", p.sigbusOffset ? json(*p.sigbusOffset) : json(nullptr)},
         {"seconds", p.seconds},
         {"faults", faults},
         {"page_cache_before", residencyJson(p.before)},
@@ -47,6 +48,10 @@ std::string profileText(const FaultProfile &p, const MappingOutcome &m)
     std::string out = fmt::format("{} ({} bytes, {}; {} pages {} in {:.3f} s)\n", p.path,
                                   p.sizeBytes, p.dax ? "DAX" : "not DAX", p.pagesTouched,
                                   p.write ? "written" : "read", p.seconds);
+    if (p.sigbusOffset)
+        out += fmt::format("  stopped       SIGBUS at byte {}: the page there is poisoned, a media "
+                           "error; `daxprobe check` names the damaged files\n",
+                           *p.sigbusOffset);
     out += fmt::format("  page faults   {} minor, {} major{}\n", countOr(c.minorFaults),
                        countOr(c.majorFaults), c.perfError.empty() ? "" : " (" + c.perfError + ")");
     if (p.dax)
@@ -86,7 +91,7 @@ std::string pathsText(const std::vector<PathProfile> &profiles)
 int pathsExitCode(const std::vector<PathProfile> &profiles)
 {
     for (const auto &p : profiles)
-        if (!p.error.empty())
+        if (!p.error.empty() || p.profile.sigbusOffset)
             return 1;
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/page_walk.h"
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "base/unique_mapping.h"
@@ -47,19 +48,12 @@ Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool
         return failf(errno, "mmap {}", path);
     auto start = std::chrono::steady_clock::now();
     counters.enable();
-    volatile unsigned char *bytes = static_cast<volatile unsigned char *>(map.get());
-    unsigned sink = 0;
-    for (std::uint64_t off = 0; off < p.sizeBytes; off += static_cast<std::uint64_t>(page)) {
-        if (write)
-            bytes[off] =
-                static_cast<unsigned char>(bytes[off] + 0); // same value, still a write fault
-        else
-            sink += bytes[off];
-        ++p.pagesTouched;
-    }
+    PageWalk walk = touchPages(map.get(), p.sizeBytes, static_cast<std::size_t>(page),
+                               write ? PageTouch::Rewrite : PageTouch::Read);
     counters.disable();
     p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    (void)sink;
+    p.pagesTouched = walk.pagesTouched;
+    p.sigbusOffset = walk.sigbusOffset;
     map.reset();
 
     p.counts = counters.read();

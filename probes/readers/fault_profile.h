@@ -24,10 +24,14 @@ struct FaultProfile {
     Residency before;
     Residency after;
     double seconds = 0;
+    // The walk stopped at this file offset: its page raised SIGBUS (a
+    // poisoned page, a pmem media error; or the file shrank meanwhile).
+    std::optional<std::uint64_t> sigbusOffset;
 };
 
 // Maps `path` (read-only unless `write`), touches one byte per 4 KiB page,
-// and counts; an error when the file cannot be opened or mapped at all.
+// and counts; an error when the file cannot be opened or mapped at all. A
+// page that raises SIGBUS ends the walk there (sigbusOffset), not the process.
 // Reads the file: that is the point, and it is why this is a separate
 // command and not part of `check`.
 Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool write);

@@ -8,7 +8,8 @@ gives, name the range no file holds as such, and say whether a write can
 clear the poison as the bus does; its remedy, run in the guest, must leave
 the file readable, and the list without the file's range where the bus can
 clear it (QEMU's NVDIMM cannot: there the kernel must refuse the rewrite).
-daxprobe's own rewrite is checked where clears_poison holds:
+`daxprobe profile --path` on the file must stop at the poisoned page, not
+die of SIGBUS. daxprobe's own rewrite is checked where clears_poison holds:
 badblocks-virtio-pmem (badblocks-ext4 in the virtio-pmem boot, whose bus
 has no control function)."""
 
@@ -55,6 +56,7 @@ def check_badblocks(c, res, free_range):
         want = sorted(want + [[inj.get("free"), "8"]], key=lambda line: int(line[0]))
     c.eq(badblock_lines(res, "badblocks-before.txt"), want, "the kernel's list after injection")
     expect_read(c, res, "before", fails=True)
+    expect_profile_stops(c, res)
     if not sc.expect_document(c, res, 0, "dax_verified"):
         return
     # bad blocks do not make DAX fail (virtio-pmem refuses MAP_SYNC by design)
@@ -91,6 +93,20 @@ def check_badblocks(c, res, free_range):
         expect_rewrite_clears(c, res, rewrite, want)
     else:
         expect_restore_by_copy(c, res, rewrite, want)
+
+
+def expect_profile_stops(c, res):
+    """`daxprobe profile --path` over the file's DAX mapping: the poisoned page
+    raises SIGBUS; the walk stops there (exit 1, its offset named), the
+    process does not die of it (a shell's 135)."""
+    if "badblocks-profile.rc" not in res.files:
+        c.check(not res.live, "the guest recorded badblocks-profile.rc")
+        return  # a fixture from before the guest ran the profile
+    c.eq(res.rc("badblocks-profile.rc"), 1,
+         f"profile of the damaged file: exit status ({res.text('badblocks-profile.stderr')[:300]!r})")
+    files = (res.json("badblocks-profile.json") or {}).get("files") or [{}]
+    c.eq((files[0].get("path"), files[0].get("sigbus_offset"), files[0].get("pages_touched")),
+         (DAMAGED, OFFSET, OFFSET // 4096), "profile: (path, sigbus_offset, pages_touched)")
 
 
 def expect_rewrite_clears(c, res, rewrite, before):

@@ -2,7 +2,7 @@
 # list (the list the pmem driver checks on every access), and 8 sectors no
 # file holds. The kernel's answers: xfs_io's fiemap places the file, a read
 # of its damaged page fails, the bus's commands say whether a write can
-# clear poison. After the check, its remedy, then the kernel's list and a
+# clear poison. `daxprobe profile --path` on the file stops at the poisoned page. After the check, its remedy, then the kernel's list and a
 # read again (badblocks_after).
 
 # badblocks_prepare FSTYPE OPTS
@@ -34,6 +34,10 @@ badblocks_prepare() {
         "$BB_FILE" "$first" "$sector" "$free" > $R/badblocks-injected.txt
     cat /sys/block/$BB_DISK/badblocks > $R/badblocks-before.txt
     read_page before
+    # Touching the poisoned page through a DAX mapping raises SIGBUS: the
+    # profile must stop there and say so, not die of it.
+    daxprobe profile --path $BB_FILE --json > $R/badblocks-profile.json 2> $R/badblocks-profile.stderr
+    echo $? > $R/badblocks-profile.rc
 }
 
 # read_page NAME: the kernel's answer: does a read of the damaged page fail?
