@@ -11,6 +11,7 @@
 #include "base/text_escape.h"
 #include "collector/query.h"
 #include "protocol/report_summary.h"
+#include "protocol/verdicts.h"
 
 namespace daxprobe::collector
 {
@@ -47,7 +48,7 @@ GuestMemory guestMemoryOf(const protocol::ReportSummary &report)
     }
     std::set<std::string_view> daxDevices;
     for (const auto &m : report.mounts)
-        if (!m.blockdev.empty() && (m.code == "dax_active" || m.code == "dax_per_file"))
+        if (!m.blockdev.empty() && protocol::daxInEffect(m.code))
             daxDevices.insert(m.blockdev);
     std::set<std::string_view> counted; // a repeated namespace counts once
     for (const auto &n : report.namespaces) {

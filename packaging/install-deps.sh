@@ -13,7 +13,7 @@ packages="
     libpmem-dev
     libsqlite3-dev libcpp-httplib-dev
     clang libclang-rt-14-dev clang-format
-    qemu-system-x86 busybox-static ndctl daxctl e2fsprogs xfsprogs kmod cpio xz-utils zstd socat sqlite3
+    qemu-system-x86 busybox-static ndctl daxctl e2fsprogs xfsprogs erofs-utils kmod cpio xz-utils zstd socat sqlite3
     linux-perf strace vmtouch
     ccache debhelper lintian help2man bash-completion systemd udev prometheus libvirt-clients libxml2-utils
     mmdebstrap

@@ -27,6 +27,9 @@ inline constexpr const char *DaxNotRequested = "dax_not_requested";
 // dax=inode (XFS/ext4 without a dax option): files with the DAX flag are DAX
 // and at least one examined file is.
 inline constexpr const char *DaxPerFile = "dax_per_file";
+// dax=always and files are DAX, but the per-file census found some that
+// are not (EROFS inline tails, compressed files): a warning naming them
+inline constexpr const char *FilesNotDax = "files_not_dax";
 // virtio-fs without DAX: files are not DAX and each guest copies what it
 // reads into its own page cache (no VMM the suite runs gives a DAX window)
 inline constexpr const char *VirtiofsPageCache = "virtiofs_page_cache";
@@ -65,9 +68,17 @@ inline constexpr const char *BadblocksNotMapped = "badblocks_not_mapped";
 // absence of a 1.
 inline constexpr std::array kOverallCodes{code::DaxVerified, code::ProblemsFound, code::NoNfit,
                                           code::NoPmemNamespace, code::CheckFailed};
-inline constexpr std::array kMountCodes{code::DaxActive,       code::DaxPerFile,
-                                        code::DaxSilentlyOff,  code::DaxNotRequested,
-                                        code::DeviceCannotDax, code::VirtiofsPageCache};
+inline constexpr std::array kMountCodes{
+    code::DaxActive,       code::DaxPerFile,      code::FilesNotDax,      code::DaxSilentlyOff,
+    code::DaxNotRequested, code::DeviceCannotDax, code::VirtiofsPageCache};
+// A mount verdict with DAX in effect there (the judges' count of DAX mounts,
+// the ledger's DAX devices).
+constexpr bool daxInEffect(std::string_view mountCode)
+{
+    return mountCode == code::DaxActive || mountCode == code::DaxPerFile ||
+           mountCode == code::FilesNotDax;
+}
+
 inline constexpr std::array kDimmCodes{code::DimmOk, code::DimmNotPersistent, code::DimmMapFailed,
                                        code::DimmHealthEvent};
 

@@ -116,6 +116,22 @@ json badblocksJson(const BadblockReport &br)
             {"verdict", verdictJson(br.verdict)}};
 }
 
+// A mount's "census" (agent/REPORT.md): every regular file's DAX attribute.
+json censusJson(const DaxCensus &c)
+{
+    json exceptions = json::array();
+    for (const auto &e : c.exceptions)
+        exceptions.push_back({{"path", e.path}, {"reason", notDaxReasonName(e.reason)}});
+    return {{"ran", c.observed()},
+            {"error", c.observed() ? json(nullptr) : json(c.text)},
+            {"files", c.files},
+            {"dax_files", c.daxFiles},
+            {"not_dax",
+             {{"inline_tail", c.inlineTail}, {"compressed", c.compressed}, {"unknown", c.unknown}}},
+            {"stopped_early", orNull(c.stoppedEarly)},
+            {"exceptions", exceptions}};
+}
+
 json mountJson(const MountReport &mr)
 {
     const MountEntry &m = *mr.mount;
@@ -136,6 +152,9 @@ json mountJson(const MountReport &mr)
               {"kmsg_history", historyJson(mr.kmsgHistory)},
               {"verdict", verdictJson(mr.verdict)}};
     j["badblocks"] = mr.badblocks ? badblocksJson(*mr.badblocks) : json(nullptr);
+    // Absent, not null, when none was taken (--root, captures before it).
+    if (mr.live && mr.live->census.state != EvidenceState::NotRun)
+        j["census"] = censusJson(mr.live->census);
     return j;
 }
 

@@ -1,6 +1,7 @@
 #include "probes/capture/live_facts.h"
 
 #include "probes/capture/badblock_json.h"
+#include "probes/capture/census_json.h"
 #include "probes/capture/topology_json.h"
 
 namespace daxprobe
@@ -107,9 +108,12 @@ nlohmann::json liveFactsToJson(const Facts &facts)
     nlohmann::json j;
     j["topology"] = facts.topology;
     j["mounts"] = nlohmann::json::object();
-    for (const auto &[mp, live] : facts.mountLive)
+    for (const auto &[mp, live] : facts.mountLive) {
         j["mounts"][mp] = {{"statx", statxJson(live.statx)},
                            {"map_sync", mapSyncJson(live.mapSync)}};
+        if (live.census.state != EvidenceState::NotRun)
+            j["mounts"][mp]["census"] = daxCensusToJson(live.census);
+    }
     j["files"] = nlohmann::json::array();
     for (const auto &f : facts.files)
         j["files"].push_back({{"path", f.path},
@@ -131,9 +135,13 @@ void liveFactsFromJson(const nlohmann::json &j, Facts &facts)
         facts.topology = it->get<Topology>();
     if (auto it = j.find("mounts"); it != j.end() && it->is_object())
         for (const auto &[mp, v] : it->items())
-            if (v.is_object())
-                facts.mountLive[mp] = {statxFrom(v.value("statx", nlohmann::json::object())),
-                                       mapSyncFrom(v.value("map_sync", nlohmann::json::object()))};
+            if (v.is_object()) {
+                MountLiveFacts &live = facts.mountLive[mp];
+                live.statx = statxFrom(v.value("statx", nlohmann::json::object()));
+                live.mapSync = mapSyncFrom(v.value("map_sync", nlohmann::json::object()));
+                if (auto c = v.find("census"); c != v.end() && c->is_object())
+                    live.census = daxCensusFromJson(*c);
+            }
     if (auto it = j.find("files"); it != j.end() && it->is_array())
         for (const auto &f : *it)
             if (f.is_object())

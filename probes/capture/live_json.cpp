@@ -112,6 +112,12 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"files_scanned", Kind::Unsigned},
         {"stopped_early", Kind::String},
         {"clears_poison", Kind::Bool},
+        {"census", Kind::Object},
+        {"files_examined", Kind::Unsigned},
+        {"dax_files", Kind::Unsigned},
+        {"inline_tail", Kind::Unsigned},
+        {"compressed", Kind::Unsigned},
+        {"unknown_reason", Kind::Unsigned},
     };
     return kinds;
 }
@@ -179,9 +185,14 @@ Result<void> validateLiveJson(const json &j)
     if (auto it = j.find("mounts"); it != j.end()) {
         if (auto r = expect(*it, Kind::Object, "mounts"); !r)
             return r;
-        for (const auto &[mp, v] : it->items())
-            if (auto r = checkRecord(v, "mounts[\"" + mp + "\"]"); !r)
+        for (const auto &[mp, v] : it->items()) {
+            std::string at = "mounts[\"" + mp + "\"]";
+            if (auto r = checkRecord(v, at); !r)
                 return r;
+            if (auto c = v.find("census"); c != v.end())
+                if (auto r = checkList(*c, "exceptions", at + ".census"); !r)
+                    return r;
+        }
     }
     if (auto r = checkList(j, "files", ""); !r)
         return r;

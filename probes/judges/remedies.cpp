@@ -66,6 +66,14 @@ std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns)
                        shellQuote("mkfs." + m.fstype), shellQuote(m.source), ns.dev, force);
 }
 
+std::string rebuildErofsForDax(const MountEntry &m)
+{
+    return fmt::format("umount {0}; mkfs.erofs -E noinline_data {1} SOURCE_DIR; "
+                       "mount -t erofs -o dax {1} {0}   # SOURCE_DIR: the tree the image was "
+                       "made from; no -z: compressed files are never DAX",
+                       shellQuote(m.mountPoint), shellQuote(m.source));
+}
+
 std::string setDaxFlag(const std::string &dir)
 {
     return fmt::format("xfs_io -c 'chattr +x' {}", shellQuote(dir));

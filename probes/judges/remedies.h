@@ -29,6 +29,10 @@ std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns);
 // Make the filesystem again with other mkfs options (`extra`, e.g. "-b 4096"),
 // on the same device: for what only mkfs decides (block size, features).
 std::string remakeFilesystem(const MountEntry &m, const std::string &extra);
+// EROFS keeps a file's tail inline in its metadata by default, and inline
+// or compressed data is never DAX: the image made again without both, from
+// the tree it was made from (SOURCE_DIR), and mounted with dax.
+std::string rebuildErofsForDax(const MountEntry &m);
 // Per-file DAX (dax=inode): the flag on a directory is inherited by files
 // created in it afterwards.
 std::string setDaxFlag(const std::string &dir);

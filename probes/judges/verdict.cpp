@@ -167,6 +167,10 @@ std::vector<Evidence> mountEvidence(const MountReport &mr, const std::string *of
                                           : "MAP_SYNC refused: " + live->mapSync.text});
         else if (live->mapSync.state == EvidenceState::Skipped)
             ev.push_back({"map_sync", "skipped: " + live->mapSync.text});
+        if (live->census.observed())
+            ev.push_back({"census", censusText(live->census)});
+        else if (live->census.failed())
+            ev.push_back({"census", "not taken: " + live->census.text});
     }
     if (offLine)
         ev.push_back({"kmsg", *offLine});
@@ -294,6 +298,9 @@ Verdict judgeMountState(const MountReport &mr)
     // without DAX files is plain or dax=inode: dax=always would not help.
     if (m.fstype == "virtiofs" && !statxDax && !optionOn)
         return judgeVirtiofs(mr, statxRan, std::move(v));
+    // The mount says DAX and files are, but not all of them.
+    if (optionOn && !kmsgOff && censusShowsNotDax(mr, deviceDax))
+        return judgeFilesNotDax(mr, std::move(v));
     // Direct proof beats every inference: a file with the DAX attribute.
     if (statxDax || (!statxRan && optionOn && deviceDax && !kmsgOff))
         return judgeDaxActive(mr, statxDax, std::move(v));
@@ -456,8 +463,7 @@ void judgeDimmsUnder(const Facts &facts, Report &report)
 {
     std::vector<DaxMount> daxMounts;
     for (const auto &m : report.mounts) {
-        bool dax = m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
-        if (dax && m.ns)
+        if (protocol::daxInEffect(m.verdict.code) && m.ns)
             daxMounts.push_back({m.ns->region, m.mount->mountPoint});
     }
     report.dimms = judgeDimms(facts.topology, daxMounts);
@@ -476,7 +482,7 @@ void judgeOverall(Report &report)
         problems += n.verdict.severity == Severity::Problem;
     for (const auto &m : report.mounts) {
         problems += m.verdict.severity == Severity::Problem;
-        dax += m.verdict.code == code::DaxActive || m.verdict.code == code::DaxPerFile;
+        dax += protocol::daxInEffect(m.verdict.code);
     }
     for (const auto &d : report.dimms)
         problems += d.verdict.severity == Severity::Problem;

@@ -75,6 +75,13 @@ Verdict judgeMount(const MountReport &mr);
 // evidence gathered so far.
 Verdict judgePerFile(const MountReport &mr, Verdict v);
 
+// dax=always, and the census (mr.live->census) shows files that are not DAX
+// while the mount is DAX (verdict_census.cpp): files_not_dax, a warning.
+bool censusShowsNotDax(const MountReport &mr, bool deviceDax);
+Verdict judgeFilesNotDax(const MountReport &mr, Verdict v);
+// "M of N regular file(s) DAX", the census as evidence.
+std::string censusText(const DaxCensus &census);
+
 // The mount that holds `path` (longest mount point that prefixes it; the
 // last one listed when mounts are stacked), or null for a relative path.
 const MountEntry *mountOfPath(const std::vector<MountEntry> &mounts, const std::string &path);

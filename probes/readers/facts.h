@@ -7,6 +7,7 @@
 
 #include "base/page_residency.h"
 #include "probes/readers/badblocks.h"
+#include "probes/readers/census.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fault_sources.h"
 #include "probes/readers/kmsg.h"
@@ -32,6 +33,7 @@ struct BlockDevFacts {
 struct MountLiveFacts {
     StatxEvidence statx;
     MapSyncEvidence mapSync;
+    DaxCensus census; // every regular file's DAX attribute (dax_census.h)
 };
 
 struct FileFacts {

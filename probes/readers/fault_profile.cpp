@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "base/page_walk.h"
@@ -16,6 +17,30 @@
 
 namespace daxprobe
 {
+
+namespace
+{
+
+// The filesystems whose 2 MiB advice differs (profile_verdict.h), by the
+// superblock magic fstatfs gives (uapi linux/magic.h).
+std::string filesystemOf(int fd)
+{
+    struct statfs sf {
+    };
+    if (::fstatfs(fd, &sf) != 0)
+        return {};
+    switch (static_cast<std::uint32_t>(sf.f_type)) {
+    case 0xE0F5E1E2: // EROFS_SUPER_MAGIC_V1
+        return "erofs";
+    case 0x58465342: // XFS_SUPER_MAGIC
+        return "xfs";
+    case 0xEF53: // EXT4_SUPER_MAGIC (ext2/3 too: the same advice)
+        return "ext4";
+    }
+    return {};
+}
+
+} // namespace
 
 Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool write)
 {
@@ -33,6 +58,7 @@ Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool
     if (!S_ISREG(st.st_mode) || st.st_size == 0)
         return fail(path + ": not a non-empty regular file");
     p.sizeBytes = static_cast<std::uint64_t>(st.st_size);
+    p.fstype = filesystemOf(fd.get());
     StatxEvidence sx = statxDax(path);
     p.dax = sx.observed() && sx.dax;
     p.before = measureResidency(path, p.dax);

@@ -20,6 +20,7 @@ struct FaultProfile {
     std::uint64_t pagesTouched = 0;
     bool write = false;
     bool dax = false;
+    std::string fstype; // erofs, xfs, ext4, or empty (another; fstatfs's magic)
     FaultCounts counts;
     Residency before;
     Residency after;

@@ -1,5 +1,6 @@
 #include "probes/readers/gather.h"
 
+#include "probes/readers/dax_census.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/extent_walk.h"
 #include "probes/readers/root_facts.h"
@@ -69,6 +70,7 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
             else if (live.statx.state == EvidenceState::NotRun)
                 live.statx.skip("no regular file found to examine");
         }
+        live.census = takeDaxCensus(m.mountPoint, m.major, m.minor);
         facts.mountLive[m.mountPoint] = std::move(live);
     }
     scanBadblockMounts(root, facts);

@@ -69,7 +69,7 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                  "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc",
                  "mount-first.txt", "mountinfo-first.txt", "regions.txt", "ndctl-full.json",
                  "ndctl-full-before.json") + tuple(
-                     n for n in files if n.startswith(("host/", "kernel-", "refusal-", "badblocks-"))):
+                     n for n in files if n.startswith(("host/", "kernel-", "refusal-", "badblocks-", "erofs-"))):
         if name in files:
             os.makedirs(os.path.dirname(os.path.join(meta, name)), exist_ok=True)
             with open(os.path.join(meta, name), "wb") as f:

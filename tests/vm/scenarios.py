@@ -13,6 +13,7 @@ import json
 
 import badblocks_checks
 import collector_scenario
+import erofs_checks
 import evidence_checks
 import nfit_checks
 import package_checks
@@ -579,7 +580,8 @@ SCENARIOS = {s.name: s for s in [
     Scenario("fsdax-ext4", check_fsdax_ext4_profile),
     Scenario("fsdax-xfs", check_fsdax_xfs),
     Scenario("fsdax-ext4-nodax", check_fsdax_ext4_nodax,
-             then=("ext4-1k-dax", "dax-inode", "dax-inode-ext4", "devdax", "devdax-system-ram")),
+             then=("ext4-1k-dax", "dax-inode", "dax-inode-ext4", "erofs-dax", "devdax",
+                   "devdax-system-ram")),
     Scenario("devdax", check_devdax),
     Scenario("labelled", check_labelled, label_size="128K"),
     # virtiofs shares no-nvdimm's boot: both without an NVDIMM, with the share.
@@ -595,6 +597,7 @@ SCENARIOS = {s.name: s for s in [
     Scenario("mount-history-fsdax", verdict_checks.check_mount_history_fsdax),
     Scenario("dax-inode", verdict_checks.check_dax_inode),
     Scenario("dax-inode-ext4", verdict_checks.check_dax_inode),
+    Scenario("erofs-dax", erofs_checks.check_erofs_dax),
     Scenario("devdax-system-ram", evidence_checks.check_devdax_system_ram),
     Scenario("ext4-1k-dax", evidence_checks.check_ext4_1k_dax),
     # The "unusable" direction of each evidence source (cachestat's: Debian

@@ -13,6 +13,7 @@ is made wrong: an assertion that cannot fail is not a test.
 import copy
 import json
 import os
+import re
 import unittest
 
 import scenarios
@@ -531,7 +532,46 @@ def refusal_remedy(files, name):
     return with_json(files, names[-1], m)
 
 
+def erofs_doc(fname, mutate_mount):
+    """An erofs-dax result whose `fname` mount went through mutate_mount(m)."""
+    def mutate(files, name):
+        if "erofs-before-statx-small.txt" not in files or fname not in files:
+            return None
+
+        def m(doc):
+            mutate_mount(scenarios.pmem_mount(doc))
+        return with_json(files, fname, m)
+    return mutate
+
+
+def erofs_today(m):
+    """What daxprobe said before issue 34: dax_active, no census."""
+    m["verdict"].update(code="dax_active", warnings=[], remedy=None)
+    m.pop("census", None)
+
+
+def erofs_kernel_after(files, name):
+    """The kernel says a file is still not DAX after the remedy."""
+    if "erofs-after-statx-small.txt" not in files:
+        return None
+    text = re.sub(r"(?m)^stat\.attributes = 0x[0-9a-fA-F]+", "stat.attributes = 0x0",
+                  files["erofs-after-statx-small.txt"].decode())
+    return dict(files, **{"erofs-after-statx-small.txt": text.encode()})
+
+
 MUTATIONS = {
+    "erofs: today's verdict": erofs_doc("check.json", erofs_today),
+    "erofs: census names a DAX file": erofs_doc("check.json", lambda m: m["census"]["exceptions"].append(
+        {"path": "/mnt/pmem/whole", "reason": "inline_tail"})),
+    "erofs: census reason": erofs_doc("check.json", lambda m: m["census"]["exceptions"][0].update(
+        reason="unknown")),
+    "erofs: warning names a DAX file": erofs_doc("check.json", lambda m: m["verdict"]["warnings"].append(
+        "/mnt/pmem/whole")),
+    "erofs: remedy from another mkfs": erofs_doc("check.json", lambda m: m["verdict"].update(
+        remedy="mkfs.xfs -d su=2m,sw=1")),
+    "erofs: check after the remedy still warns": erofs_doc("erofs-check-after.json", lambda m: m["verdict"].update(
+        code="files_not_dax")),
+    "erofs: kernel after the remedy": erofs_kernel_after,
     "tracepoints vs the kernel": source_usable("tracepoints"),
     "perf vs the kernel": source_usable("perf"),
     "dax devices vs daxctl": dax_device_mode,

@@ -34,7 +34,7 @@ import sys
 MODULES = [
     "virtio", "virtio_ring", "virtio_pci", "virtio_console", "virtio_blk",
     "nfit", "libnvdimm", "nd_pmem", "nd_btt", "dax_pmem", "device_dax", "virtio_pmem",
-    "crc32c_generic", "crc32c-intel", "ext4", "xfs", "kmem", "virtiofs",
+    "crc32c_generic", "crc32c-intel", "ext4", "xfs", "kmem", "virtiofs", "erofs",
 ]
 # Gone from newer kernels (7.x: crc32c is a library ext4 and xfs link
 # directly): shipped where they exist.
@@ -46,6 +46,8 @@ BINARIES = {
     "/usr/bin/daxctl": "/usr/bin/daxctl",
     "/usr/sbin/mkfs.ext4": "/usr/sbin/mkfs.ext4",
     "/usr/sbin/mkfs.xfs": "/usr/sbin/mkfs.xfs",
+    # erofs-utils: an EROFS image made in the guest (issue 34)
+    "/usr/bin/mkfs.erofs": "/usr/bin/mkfs.erofs",
     # the kernel's own answer beside daxprobe's: statx -r, mmap -S (MAP_SYNC),
     # chattr +x / lsattr (FS_XFLAG_DAX)
     "/usr/sbin/xfs_io": "/usr/sbin/xfs_io",

@@ -52,3 +52,21 @@ TEST_CASE("without tracepoints or DAX the outcome says so", "[verdict][profile]"
     CHECK(cache.code == "page_cache");
     CHECK_THAT(cache.summary, Catch::Contains("16385 faults"));
 }
+
+// Issue 34: the 2 MiB advice names what the file's own filesystem can do.
+TEST_CASE("2 MiB advice names only the file's own filesystem", "[verdict][profile]")
+{
+    auto adviceFor = [](const char *fstype) {
+        FaultProfile p = daxProfile(8, 8, 2048);
+        p.fstype = fstype;
+        return judgeMapping(p).advice;
+    };
+    std::string erofs = adviceFor("erofs");
+    CHECK_THAT(erofs, Catch::Contains("EROFS") && Catch::Contains("has no option to align"));
+    CHECK_THAT(erofs, !Catch::Contains("mkfs.xfs") && !Catch::Contains("mkfs.ext4"));
+    std::string xfs = adviceFor("xfs");
+    CHECK_THAT(xfs, Catch::Contains("mkfs.xfs -d su=2m,sw=1") && !Catch::Contains("mkfs.ext4"));
+    std::string ext4 = adviceFor("ext4");
+    CHECK_THAT(ext4, Catch::Contains("mkfs.ext4 -E stride=512") && !Catch::Contains("mkfs.xfs"));
+    CHECK_THAT(adviceFor(""), Catch::Contains("fallocate") && !Catch::Contains("mkfs"));
+}

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "probes/readers/census.h"
+
+namespace daxprobe
+{
+
+// Bounds of a census: it runs in every check, the boot hook's included.
+struct CensusLimits {
+    std::uint64_t maxFiles = 20000;
+    std::chrono::milliseconds maxTime{2000};
+    std::size_t maxNamed = 16; // not-DAX files named; all are counted
+};
+
+// statx (STATX_ATTR_DAX) of every regular file of the mount at `mountPoint`
+// on device major:minor, through the shared walk (file_walk.h); for a file
+// that is not DAX, the reason FIEMAP or statx gives.
+DaxCensus takeDaxCensus(const std::string &mountPoint, unsigned major, unsigned minor,
+                        const CensusLimits &limits = {});
+
+} // namespace daxprobe

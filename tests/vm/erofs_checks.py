@@ -1,0 +1,91 @@
+"""Host checks for issue 34's EROFS scenario (erofs-dax, in the
+fsdax-ext4-nodax boot).
+
+The kernel's answers in the same guest, per file: xfs_io's statx -r
+(STATX_ATTR_DAX) and fiemap -v (FIEMAP_EXTENT_DATA_INLINE). daxprobe's
+census must count the files and name exactly the ones the kernel says are
+not DAX, with the reason its fiemap gives; the mount's warning must name
+them, and its remedy, run in the guest as printed, must leave every file
+DAX (the kernel's answer again) and the check after it without a warning."""
+
+import json
+import re
+
+import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)
+
+STATX_ATTR_DAX = 0x00200000
+FIEMAP_EXTENT_DATA_INLINE = 0x200
+FILES = ("small", "tail", "whole")
+MNT = "/mnt/pmem"
+
+
+def kernel_files(c, res, when):
+    """{path: (dax, inline)} as the kernel answered, before or after the remedy."""
+    out = {}
+    for f in FILES:
+        statx = res.text(f"erofs-{when}-statx-{f}.txt")
+        m = re.search(r"^stat\.attributes = (0x[0-9a-fA-F]+)", statx, re.M)
+        if not c.check(m is not None, f"kernel ({when}): no statx attributes for {f}: {statx!r}"):
+            return None
+        flags = [int(x.group(1), 16) for x in re.finditer(
+            r"^\s*\d+: \[.*\s(0x[0-9a-fA-F]+)\s*$", res.text(f"erofs-{when}-fiemap-{f}.txt"), re.M)]
+        inline = any(fl & FIEMAP_EXTENT_DATA_INLINE for fl in flags)
+        out[f"{MNT}/{f}"] = (bool(int(m.group(1), 16) & STATX_ATTR_DAX), inline)
+    return out
+
+
+def expect_census(c, m, kernel, what):
+    """The mount's census counts and names as the kernel answered."""
+    census = m.get("census") or {}
+    not_dax = {p for p, (dax, _) in kernel.items() if not dax}
+    c.eq(census.get("files"), len(kernel), f"{what}: census files")
+    c.eq(census.get("dax_files"), len(kernel) - len(not_dax), f"{what}: census dax_files")
+    c.eq(census.get("stopped_early"), None, f"{what}: census complete")
+    named = {e.get("path"): e.get("reason") for e in census.get("exceptions") or []}
+    c.eq(set(named), not_dax, f"{what}: census exceptions vs the kernel's not-DAX files")
+    for p in not_dax & set(named):
+        want = "inline_tail" if kernel[p][1] else "unknown"
+        c.eq(named[p], want, f"{what}: reason for {p} (kernel fiemap inline: {kernel[p][1]})")
+    return not_dax
+
+
+def check_erofs_dax(c, res):
+    c.eq(res.kv("mount.txt").get("rc"), "0", "mount -t erofs -o dax")
+    kernel = kernel_files(c, res, "before")
+    if kernel is None:
+        return
+    not_dax = {p for p, (dax, _) in kernel.items() if not dax}
+    # The premise (mkfs.erofs's defaults): inlined data is not DAX, whole blocks are.
+    c.eq(not_dax, {f"{MNT}/small", f"{MNT}/tail"}, "kernel: files not DAX with default mkfs.erofs")
+    if not sc.expect_document(c, res, 0, "dax_verified"):
+        return
+    m = sc.pmem_mount(res.check)
+    if not c.check(m is not None, "no mount entry for /mnt/pmem"):
+        return
+    v = m.get("verdict") or {}
+    c.eq(v.get("code"), "files_not_dax", "mount verdict")
+    c.eq(v.get("severity"), "warning", "mount severity")
+    expect_census(c, m, kernel, "check")
+    warned = " ".join(v.get("warnings") or [])
+    for p in kernel:
+        c.eq(p in warned, p in not_dax, f"the warning names {p} exactly when the kernel says it is not DAX")
+    r = sc.remedy_text(m)
+    c.check("mkfs.erofs -E noinline_data" in r and "mkfs.xfs" not in r and "mkfs.ext4" not in r,
+            f"EROFS remedy only: {r!r}")
+
+    # The remedy, run as printed.
+    remedy = res.kv("erofs-remedy.txt")
+    c.eq(remedy.get("rc"), "0", f"the printed remedy ran: {res.text('erofs-remedy.txt')!r} "
+         f"{res.text('erofs-remedy.out')!r}")
+    after = kernel_files(c, res, "after")
+    if after is None:
+        return
+    c.eq({p for p, (dax, _) in after.items() if not dax}, set(), "kernel: every file DAX after the remedy")
+    c.eq(res.rc("erofs-check-after.rc"), 0, "check after the remedy: exit code")
+    doc = res.json("erofs-check-after.json")
+    m2 = sc.pmem_mount(doc)
+    if not c.check(m2 is not None, "check after the remedy: no mount entry"):
+        return
+    c.eq(sc.verdict_code(m2), "dax_active", "check after the remedy: mount verdict")
+    c.eq((m2.get("verdict") or {}).get("warnings"), [], "check after the remedy: no warning")
+    expect_census(c, m2, after, "after")
