@@ -70,10 +70,12 @@ nd_region_of() {
 }
 
 # cxl_namespace REGION MODE SIZE: a namespace there; prints its block device
-# (fsdax) or character device (devdax) as ndctl reports it.
+# (fsdax) or character device (devdax) as ndctl reports it. Its struct pages
+# in RAM (-M mem): QEMU emulates the CXL window as I/O memory, so writing
+# them into the device took the three namespaces 5.6 s instead of 2.5 s.
 cxl_namespace() {
     echo "+ ndctl create-namespace -r $1 -m $2 -s $3" >> $R/commands.log
-    out=$(ndctl create-namespace -r $1 -m $2 -s $3 2>> $R/commands.log)
+    out=$(ndctl create-namespace -r $1 -m $2 -M mem -s $3 2>> $R/commands.log)
     rc=$?
     echo "$out" >> $R/commands.log
     echo "= $rc" >> $R/commands.log

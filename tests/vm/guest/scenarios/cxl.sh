@@ -12,14 +12,18 @@
 cxl_filesystems() {
     mem=$(cxl_memdev 0x1) || return 1
     echo "mem=$mem" > $R/cxl-setup.txt
+    step "cxl region"
     region=$(cxl_make_region $mem) || return 1
     nd=$(nd_region_of $region) || return 1
     printf 'region=%s\nnd_region=%s\n' "$region" "$nd" >> $R/cxl-setup.txt
+    step "cxl namespaces"
     ext4=$(cxl_namespace $nd fsdax 256M) || return 1
     xfs=$(cxl_namespace $nd fsdax 384M) || return 1
     devdax=$(cxl_namespace $nd devdax 256M) || return 1
     printf 'ext4=%s\nxfs=%s\ndevdax=%s\n' "$ext4" "$xfs" "$devdax" >> $R/cxl-setup.txt
+    step "cxl ext4"
     cxl_mount ext4 /dev/$ext4 /mnt/cxl-ext4 dax ext4 || return 1
+    step "cxl xfs"
     cxl_mount xfs /dev/$xfs /mnt/cxl-xfs dax=always xfs
 }
 
@@ -27,7 +31,7 @@ scenario_prepare() {
     cxl_load
     cxl_filesystems
     DAXPROBE_ARGS="--path /mnt/cxl-ext4/testfile --path /mnt/cxl-xfs/testfile"
-    # Stage 2.
+    step "cxl stage 2"
     lone=$(cxl_memdev 0x0)
     lone_region=$(cxl_make_region $lone)
     printf 'lone=%s\nlone_region=%s\nlone_nd_region=%s\nunused=%s\n' "$lone" "$lone_region" \
