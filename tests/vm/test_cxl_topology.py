@@ -9,6 +9,7 @@ A wrong property, a root port on a missing bridge or a window naming no host
 bridge makes QEMU exit with an error.
 """
 
+import functools
 import re
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ TOPOLOGIES = {"SHARED": cxl_topology.SHARED, "NO_MEMDEV": cxl_topology.NO_MEMDEV
 GENERIC = {"bus", "id"}
 
 
+@functools.cache
 def listed(kind, kind_type):
     out = subprocess.run([QEMU, f"-{kind}", f"{kind_type},help"], capture_output=True,
                          text=True, timeout=60).stdout
