@@ -61,6 +61,22 @@ inline constexpr const char *DimmHealthEvent = "dimm_health_event";
 inline constexpr const char *BadblocksInFiles = "badblocks_in_files";
 inline constexpr const char *BadblocksNotInFiles = "badblocks_not_in_files";
 inline constexpr const char *BadblocksNotMapped = "badblocks_not_mapped";
+// CXL (the report's "cxl"): per region, per memdev, or system-wide. A
+// region that works, and one that is volatile (not judged for DAX); capacity
+// not in use yet (warnings: no region on a memdev's pmem, an nd region
+// without a namespace); what keeps CXL pmem from working (problems): no
+// memdev (the kernel's driver gave up), a region that cannot commit, no
+// serial number, a committed region without its nd region, and a region
+// decoded through a port decoder the kernel never committed (passthrough).
+inline constexpr const char *CxlRegionOk = "cxl_region_ok";
+inline constexpr const char *CxlRamRegion = "cxl_ram_region";
+inline constexpr const char *CxlNoRegion = "cxl_no_region";
+inline constexpr const char *CxlRegionNoNamespace = "cxl_region_no_namespace";
+inline constexpr const char *CxlMemdevMissing = "cxl_memdev_missing";
+inline constexpr const char *CxlCommitFailed = "cxl_commit_failed";
+inline constexpr const char *CxlNoSerial = "cxl_no_serial";
+inline constexpr const char *CxlRegionNoNdRegion = "cxl_region_no_nd_region";
+inline constexpr const char *CxlPassthroughUncommitted = "cxl_passthrough_uncommitted";
 } // namespace code
 
 // Every code a report's overall verdict can carry, and every code of a mount's

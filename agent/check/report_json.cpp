@@ -1,6 +1,8 @@
 #include "agent/check/report_json.h"
 
+#include "agent/check/report_cxl.h"
 #include "agent/check/report_topology.h"
+#include "agent/check/verdict_json.h"
 #include "agent/json_fields.h"
 #include "probes/readers/mountinfo.h"
 
@@ -19,15 +21,6 @@ using json = nlohmann::json;
 json orNull(const std::string &s)
 {
     return s.empty() ? json(nullptr) : json(s);
-}
-
-json verdictJson(const Verdict &v)
-{
-    json ev = json::array();
-    for (const auto &e : v.evidence)
-        ev.push_back({{"check", e.check}, {"result", e.result}});
-    return {{"code", v.code}, {"severity", severityName(v.severity)}, {"summary", v.summary},
-            {"evidence", ev}, {"remedy", orNull(v.remedy)},           {"warnings", v.warnings}};
 }
 
 json nfitJson(const NfitInfo &n)
@@ -221,6 +214,9 @@ nlohmann::json reportToJson(const Report &report)
         dimms.push_back(std::move(d));
     }
     j["dimms"] = dimms;
+    // Only on a machine with CXL: elsewhere the document is as it was.
+    if (report.cxl.present)
+        j["cxl"] = cxlReportJson(report.cxl);
 
     json mounts = json::array();
     for (const auto &mr : report.mounts)

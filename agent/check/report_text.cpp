@@ -86,18 +86,71 @@ void appendBadblocks(std::string &out, const BadblockReport &br, const Style &st
                                printable(f.rewrite));
 }
 
-// The NFIT, the nd buses and regions, and whether ndctl could be read.
-void appendPlatform(std::string &out, const Report &report)
+std::string hex(std::optional<std::uint64_t> v)
+{
+    return v ? fmt::format("{:#x}", *v) : std::string("?");
+}
+
+// CXL: the firmware's windows, the memdevs and regions, each with its verdict.
+void appendCxl(std::string &out, const CxlReport &cxl, const Style &st)
+{
+    const CedtInfo &cedt = *cxl.cedt;
+    out += fmt::format("CXL        CEDT {}; {} memdev(s), {} region(s){}\n",
+                       cedt.present ? fmt::format("{} bytes, checksum {}, {} host bridge(s), {} "
+                                                  "window(s)",
+                                                  cedt.length, cedt.checksumOk ? "ok" : "BAD",
+                                                  cedt.hostBridges.size(), cedt.windows.size())
+                       : cedt.readError.empty() ? std::string("absent")
+                                                : "unreadable: " + printable(cedt.readError),
+                       cxl.bus->memdevs.size(), cxl.bus->regions.size(),
+                       cxl.bus->failed() ? ", /sys/bus/cxl: " + printable(cxl.bus->text) : "");
+    for (const auto &p : cedt.problems)
+        out += fmt::format("  CEDT     {}\n", printable(p));
+    for (const auto &w : cedt.windows)
+        out += fmt::format("  window   {:#x} size {}, {} way(s), host bridges {}, {}\n", w.base,
+                           size(w.size), w.interleaveWays, fmt::join(w.targets, " "),
+                           fmt::join(w.restrictionNames(), " "));
+    for (const auto &mr : cxl.memdevs) {
+        const CxlMemdev &m = *mr.memdev;
+        out += fmt::format("  memdev   {:<8} serial {}, pmem {}, ram {}{}\n", printable(m.dev),
+                           hex(m.serial), size(m.pmemSize), size(m.ramSize),
+                           m.endpoint.empty() ? "" : ", " + printable(m.endpoint));
+        if (mr.verdict)
+            appendVerdict(out, *mr.verdict, st, "    ");
+    }
+    for (const auto &rr : cxl.regions) {
+        const CxlRegion &r = *rr.region;
+        out +=
+            fmt::format("  region   {:<8} {} size {}, {} way(s), decode_state {}, nd region {}\n",
+                        printable(r.dev), printable(r.type.empty() ? "?" : r.type),
+                        size(r.size.value_or(0)), r.interleaveWays.value_or(0),
+                        !r.committed   ? "?"
+                        : *r.committed ? "commit"
+                                       : "reset",
+                        rr.ndRegion.empty() ? "none" : printable(rr.ndRegion));
+        appendVerdict(out, rr.verdict, st, "    ");
+    }
+    for (const auto &p : cxl.problems)
+        appendVerdict(out, p, st, "  ");
+}
+
+// The NFIT, the nd buses and regions, and whether ndctl could be read; on
+// a machine with CXL, CXL first (no NFIT is normal there).
+void appendPlatform(std::string &out, const Report &report, const Style &st)
 {
     const NfitInfo &nfit = *report.nfit;
     const Topology &topology = *report.topology;
+    if (report.cxl.present)
+        appendCxl(out, report.cxl, st);
     if (nfit.present)
         out += fmt::format("NFIT       {} bytes, checksum {}, {} pmem range(s){}\n", nfit.length,
                            nfit.checksumOk ? "ok" : "BAD", nfit.pmemRangeCount(),
                            nfit.valid() ? "" : " (damaged)");
     else
         out += report.virtioPmem ? "NFIT       absent (virtio-pmem has none, by design)\n"
-                                 : "NFIT       absent\n";
+               : report.cxl.present
+                   ? "NFIT       absent (CXL memory is described by the CEDT, not the NFIT)\n"
+                   : "NFIT       absent\n";
     for (const auto &b : topology.buses)
         out += fmt::format("bus        {} ({})\n", printable(b.dev), printable(b.provider));
     for (const auto &rr : report.regions) {
@@ -221,7 +274,7 @@ std::string reportToText(const Report &report, TextStyle style)
     out += fmt::format(
         "daxprobe check{}\n\n",
         report.kernelRelease.empty() ? "" : " (kernel " + printable(report.kernelRelease) + ")");
-    appendPlatform(out, report);
+    appendPlatform(out, report, st);
     appendNamespacesAndMounts(out, report, st);
     appendDimms(out, report, st);
     appendFiles(out, *report.files);

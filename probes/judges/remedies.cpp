@@ -97,4 +97,15 @@ std::string virtiofsWithoutWindow()
            "with a DAX filesystem";
 }
 
+std::string createCxlRegion(const std::string &rootDecoder, const std::string &memdev)
+{
+    return fmt::format("cxl create-region -m -t pmem -d {} -w 1 {} && cxl list -R",
+                       shellQuote(rootDecoder), shellQuote(memdev));
+}
+
+std::string createFsdaxOn(const std::string &ndRegion)
+{
+    return fmt::format("ndctl create-namespace -m fsdax -r {}", shellQuote(ndRegion));
+}
+
 } // namespace daxprobe

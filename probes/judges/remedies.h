@@ -43,4 +43,11 @@ std::string setDaxFlag(const std::string &dir);
 std::string virtiofsNoWindow();
 std::string virtiofsWithoutWindow();
 
+// CXL: a 1-way pmem region of memdev `memdev` in the window of root decoder
+// `rootDecoder`. `cxl create-region` exits 0 after a failed commit ("created
+// 0 regions"), so the remedy ends with the listing that shows the outcome.
+std::string createCxlRegion(const std::string &rootDecoder, const std::string &memdev);
+// An fsdax namespace on the nd region a CXL region became.
+std::string createFsdaxOn(const std::string &ndRegion);
+
 } // namespace daxprobe

@@ -420,12 +420,40 @@ void systemWarnings(const Facts &facts, Report &report)
             report.warnings.push_back(fmt::format("{}: {} bad blocks", r.dev, r.badblockCount));
 }
 
+// CXL pmem, not one namespace and no CXL problem (capacity not in use yet):
+// not "no persistent memory" (no NFIT is normal there).
+void judgeCxlWithoutNamespace(const CxlReport &cxl, Verdict &o)
+{
+    o.code = code::NoPmemNamespace;
+    o.severity = Severity::Problem;
+    o.summary = "CXL persistent memory is present but no namespace is active";
+    o.evidence.push_back(
+        {"cedt", cxl.cedt->present
+                     ? fmt::format("{} window(s), {} pmem-capable", cxl.cedt->windows.size(),
+                                   cxl.cedt->pmemWindow() ? "some" : "none")
+                     : "absent"});
+    o.evidence.push_back({"cxl", fmt::format("{} memdev(s), {} region(s)", cxl.bus->memdevs.size(),
+                                             cxl.bus->regions.size())});
+    for (const Verdict *v : cxl.verdicts())
+        if (v->severity != Severity::Ok && o.remedy.empty())
+            o.remedy = v->remedy;
+}
+
 // No persistent memory to judge: says why and what gives it. False when there is.
-bool judgeNoPmem(const Facts &facts, Verdict &o)
+bool judgeNoPmem(const Facts &facts, const CxlReport &cxl, Verdict &o)
 {
     bool anyPmemRegion = false;
     for (const auto &r : facts.topology.regions)
         anyPmemRegion |= r.type == "pmem";
+    if (facts.topology.namespaces.empty() && cxl.pmem && !facts.nfit.present) {
+        // A CXL problem says what stands in the way: the overall verdict
+        // counts it (problems_found), as for any other problem.
+        for (const Verdict *v : cxl.verdicts())
+            if (v->severity == Severity::Problem)
+                return false;
+        judgeCxlWithoutNamespace(cxl, o);
+        return true;
+    }
     if (!facts.nfit.present && !anyPmemRegion) {
         o.code = code::NoNfit;
         o.severity = Severity::Problem;
@@ -486,6 +514,8 @@ void judgeOverall(Report &report)
     }
     for (const auto &d : report.dimms)
         problems += d.verdict.severity == Severity::Problem;
+    for (const Verdict *v : report.cxl.verdicts())
+        problems += v->severity == Severity::Problem;
     if (problems > 0) {
         o.code = code::ProblemsFound;
         o.severity = Severity::Problem;
@@ -506,6 +536,7 @@ Report evaluate(const Facts &facts)
 {
     Report report;
     describeSystem(facts, report);
+    report.cxl = judgeCxl(facts);
     for (const auto &ns : facts.topology.namespaces)
         report.namespaces.push_back(
             {&ns, judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev))});
@@ -525,7 +556,7 @@ Report evaluate(const Facts &facts)
         o.severity = Severity::Problem;
         o.summary = "could not read the mount table: " + facts.mountsError;
         report.exitCode = 2;
-    } else if (judgeNoPmem(facts, o)) {
+    } else if (judgeNoPmem(facts, report.cxl, o)) {
         report.exitCode = 1;
     } else {
         judgeOverall(report);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "probes/judges/badblock_files.h"
+#include "probes/judges/cxl_verdict.h"
 #include "probes/judges/dimm_verdict.h"
 #include "probes/judges/mount_history.h"
 #include "probes/judges/verdict_types.h"
@@ -51,6 +52,7 @@ struct Report {
     std::vector<NamespaceReport> namespaces;
     std::vector<MountReport> mounts;
     std::vector<DimmReport> dimms;
+    CxlReport cxl;
     const std::vector<FileFacts> *files = nullptr; // --path files
     const Meminfo *meminfo = nullptr;
     std::string meminfoError;

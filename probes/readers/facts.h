@@ -7,7 +7,9 @@
 
 #include "base/page_residency.h"
 #include "probes/readers/badblocks.h"
+#include "probes/readers/cedt.h"
 #include "probes/readers/census.h"
+#include "probes/readers/cxl_bus.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fault_sources.h"
 #include "probes/readers/kmsg.h"
@@ -45,6 +47,8 @@ struct FileFacts {
 struct Facts {
     std::string kernelRelease;
     NfitInfo nfit;
+    CedtInfo cedt; // CXL: the firmware's windows and host bridges
+    CxlBus cxl;    // CXL: /sys/bus/cxl, read through the Root
     Topology topology;
     std::vector<MountEntry> mounts;
     std::string mountsError;

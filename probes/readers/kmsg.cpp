@@ -142,6 +142,10 @@ bool isDaxRelevant(const KmsgRecord &record)
             if (matchesAt(m, i, "nfit") || matchesAt(m, i, "nvdimm"))
                 return true;
             break;
+        case 'c':
+            if (matchesAt(m, i, "cxl"))
+                return true;
+            break;
         default:
             break;
         }

@@ -29,7 +29,7 @@ bool parseKmsgRecord(std::string_view line, KmsgRecord &out);
 // message" (the time only with printk.time on); `index` becomes its seq.
 bool parseSyslogLine(std::string_view line, std::uint64_t index, KmsgRecord &out);
 
-// Records that speak about DAX, pmem or the NFIT.
+// Records that speak about DAX, pmem, the NFIT or CXL.
 bool isDaxRelevant(const KmsgRecord &record);
 
 // Observed once the log could be read (even with nothing relevant in it);

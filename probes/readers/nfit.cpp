@@ -5,13 +5,15 @@
 
 #include <fmt/format.h>
 
+#include "probes/readers/acpi_table.h"
+
 namespace daxprobe
 {
 
 namespace
 {
 
-constexpr std::size_t kHeaderSize = 36;  // ACPI SDT header
+constexpr std::size_t kHeaderSize = kAcpiHeaderSize;
 constexpr std::size_t kNfitReserved = 4; // NFIT has 4 reserved bytes after it
 constexpr std::size_t kSpaSize = 56;
 
@@ -22,31 +24,12 @@ constexpr std::array<unsigned char, 16> kPmemGuid = {
 constexpr std::array<unsigned char, 16> kVolatileGuid = {
     0x56, 0x16, 0x98, 0x7e, 0xa1, 0xaa, 0x8a, 0x4e, 0x9a, 0x27, 0x1e, 0x28, 0x0b, 0xc3, 0x1a, 0x12};
 
-template <typename T> T load(std::string_view b, std::size_t off)
-{
-    T v{};
-    std::memcpy(&v, b.data() + off, sizeof(T)); // ACPI is little-endian, as is x86
-    return v;
-}
-
 std::string guidText(const unsigned char *g)
 {
     return fmt::format("{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-"
                        "{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
                        g[3], g[2], g[1], g[0], g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11],
                        g[12], g[13], g[14], g[15]);
-}
-
-// An ACPI table's fixed-width ASCII field (signature, OEM id): any other
-// byte as '?', the space padding dropped.
-std::string acpiAsciiField(std::string_view s)
-{
-    std::string out;
-    for (char c : s)
-        out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
-    while (!out.empty() && out.back() == ' ')
-        out.pop_back();
-    return out;
 }
 
 // One SPA range sub-table (type 0) at `off`, `len` bytes long.
@@ -57,7 +40,7 @@ void readSpaRange(std::string_view bytes, std::size_t off, std::uint16_t len, Nf
         return;
     }
     NfitSpaRange r;
-    r.index = load<std::uint16_t>(bytes, off + 4);
+    r.index = loadLe<std::uint16_t>(bytes, off + 4);
     auto *guid = reinterpret_cast<const unsigned char *>(bytes.data() + off + 16);
     if (std::memcmp(guid, kPmemGuid.data(), 16) == 0)
         r.type = "pmem";
@@ -65,8 +48,8 @@ void readSpaRange(std::string_view bytes, std::size_t off, std::uint16_t len, Nf
         r.type = "volatile";
     else
         r.type = guidText(guid);
-    r.base = load<std::uint64_t>(bytes, off + 32);
-    r.length = load<std::uint64_t>(bytes, off + 40);
+    r.base = loadLe<std::uint64_t>(bytes, off + 32);
+    r.length = loadLe<std::uint64_t>(bytes, off + 40);
     info.spaRanges.push_back(std::move(r));
 }
 
@@ -93,8 +76,8 @@ NfitInfo parseNfit(std::string_view bytes)
             return info;
     }
     info.signature = acpiAsciiField(bytes.substr(0, 4));
-    info.length = load<std::uint32_t>(bytes, 4);
-    info.revision = load<std::uint8_t>(bytes, 8);
+    info.length = loadLe<std::uint32_t>(bytes, 4);
+    info.revision = loadLe<std::uint8_t>(bytes, 8);
     info.oemId = acpiAsciiField(bytes.substr(10, 6));
     if (info.signature != "NFIT")
         info.problems.push_back(fmt::format("signature is '{}', not NFIT", info.signature));
@@ -102,10 +85,7 @@ NfitInfo parseNfit(std::string_view bytes)
         info.problems.push_back(
             fmt::format("header length {} but {} bytes read", info.length, bytes.size()));
 
-    unsigned char sum = 0;
-    for (char c : bytes)
-        sum = static_cast<unsigned char>(sum + static_cast<unsigned char>(c));
-    info.checksumOk = sum == 0;
+    info.checksumOk = acpiChecksumOk(bytes);
     if (!info.checksumOk)
         info.problems.push_back("checksum does not add up to zero");
 
@@ -113,8 +93,8 @@ NfitInfo parseNfit(std::string_view bytes)
     std::size_t end = std::min<std::size_t>(info.length, bytes.size());
     std::size_t off = kHeaderSize + kNfitReserved;
     while (off + 4 <= end) {
-        auto type = load<std::uint16_t>(bytes, off);
-        auto len = load<std::uint16_t>(bytes, off + 2);
+        auto type = loadLe<std::uint16_t>(bytes, off);
+        auto len = loadLe<std::uint16_t>(bytes, off + 2);
         if (len < 4 || off + len > end) {
             info.problems.push_back(
                 fmt::format("sub-table at offset {} has bad length {}", off, len));
@@ -135,7 +115,7 @@ NfitInfo parseNfit(std::string_view bytes)
             break;
         case 7:
             if (len >= 12)
-                info.platformCapabilities = load<std::uint32_t>(bytes, off + 8);
+                info.platformCapabilities = loadLe<std::uint32_t>(bytes, off + 8);
             break;
         default:
             break;

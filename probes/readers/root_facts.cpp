@@ -1,5 +1,6 @@
 #include "probes/readers/root_facts.h"
 
+#include <cerrno>
 #include <set>
 
 #include "probes/readers/blockdev.h"
@@ -43,6 +44,18 @@ void readBlockdevs(const Root &root, Facts &facts)
     }
 }
 
+// The CEDT (root only, like every ACPI table) and /sys/bus/cxl.
+void readCxl(const Root &root, Facts &facts)
+{
+    if (auto bytes = root.readFile("sys/firmware/acpi/tables/CEDT", 1 << 20)) {
+        facts.cedt = parseCedt(*bytes);
+    } else if (bytes.error().code != ENOENT) {
+        facts.cedt.exists = true;
+        facts.cedt.readError = bytes.error().describe();
+    }
+    facts.cxl = readCxlBus(root);
+}
+
 } // namespace
 
 bool isDaxCandidate(const Facts &facts, const MountEntry &mount)
@@ -65,6 +78,8 @@ void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg, FaultProbeC
         facts.nfit.present = false;
         facts.nfit.readError = bytes.error().describe();
     }
+
+    readCxl(root, facts);
 
     storeOrDescribe(root.readFile("proc/self/mountinfo", 16 << 20).and_then(parseMountinfo),
                     facts.mounts, facts.mountsError);

@@ -6,7 +6,8 @@
 namespace daxprobe
 {
 
-// Reads the files under the root that the verdicts need (NFIT, mountinfo,
+// Reads the files under the root that the verdicts need (NFIT, CEDT and
+// /sys/bus/cxl, mountinfo,
 // block devices, meminfo, vmstat, kmsg, tracefs). Used by live runs and by
 // replay of a capture; expects facts.topology filled first, since it names
 // the pmem block devices.

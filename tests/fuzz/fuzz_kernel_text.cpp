@@ -1,10 +1,10 @@
 // libFuzzer target: the parsers of kernel and user-controlled text that the
 // guest reads (issue 11, item 9): mountinfo (mount points are chosen by
-// anyone who can mount), the ACPI NFIT (firmware), kmsg records, vmstat and
-// meminfo. Built twice over (run_fuzzers.sh):
+// anyone who can mount), the ACPI NFIT and CEDT (firmware), kmsg records,
+// vmstat and meminfo. Built twice over (run_fuzzers.sh):
 // - kernel_text: the first byte picks the parser, so CI's one short run
 //   covers all of them;
-// - mountinfo, nfit, kmsg, vmstat, meminfo: KERNEL_TEXT_PARSER fixes the
+// - mountinfo, nfit, kmsg, vmstat, meminfo, cedt: KERNEL_TEXT_PARSER fixes the
 //   parser, so the long run spends every execution on one parser and its
 //   corpus holds plain kernel text (no selector byte).
 // Each parser must return, never crash, hang or read out of bounds; the
@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "base/text_escape.h"
+#include "probes/readers/cedt.h"
 #include "probes/readers/kmsg.h"
 #include "probes/readers/meminfo.h"
 #include "probes/readers/mountinfo.h"
@@ -65,6 +66,23 @@ void fuzzNfit(std::string_view in)
         violated();
 }
 
+void fuzzCedt(std::string_view in)
+{
+    CedtInfo c = parseCedt(in);
+    // Every structure read lies inside the table: 32 bytes a CHBS, 36 and
+    // 4 per target a CFMWS, after the 36-byte header.
+    std::size_t need = 36 + 32 * c.hostBridges.size();
+    for (const auto &w : c.windows) {
+        need += 36 + 4 * w.targets.size();
+        if (w.targets.size() != w.interleaveWays || w.restrictionNames().size() > 5)
+            violated();
+    }
+    if (need > 36 && need > in.size())
+        violated();
+    if (c.problems.empty() && !c.checksumOk)
+        violated();
+}
+
 void fuzzKmsg(std::string_view in)
 {
     for (auto line : splitLines(in)) {
@@ -97,6 +115,9 @@ void fuzzKernelText(KernelTextParser parser, std::string_view in)
     case KernelTextParser::Meminfo:
         (void)parseMeminfo(in);
         break;
+    case KernelTextParser::Cedt:
+        fuzzCedt(in);
+        break;
     }
 }
 
@@ -104,7 +125,8 @@ void fuzzKernelTextSelected(std::string_view in)
 {
     if (in.empty())
         return;
-    auto which = static_cast<KernelTextParser>(static_cast<unsigned char>(in[0]) % 5);
+    auto which =
+        static_cast<KernelTextParser>(static_cast<unsigned char>(in[0]) % kKernelTextParsers);
     fuzzKernelText(which, in.substr(1));
 }
 

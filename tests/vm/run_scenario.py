@@ -69,7 +69,8 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                  "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc",
                  "mount-first.txt", "mountinfo-first.txt", "regions.txt", "ndctl-full.json",
                  "ndctl-full-before.json") + tuple(
-                     n for n in files if n.startswith(("host/", "kernel-", "refusal-", "badblocks-", "erofs-"))):
+                     n for n in files if n.startswith(("host/", "kernel-", "refusal-", "badblocks-",
+                                                       "erofs-", "cxl-", "mount-", "check-text"))):
         if name in files:
             os.makedirs(os.path.dirname(os.path.join(meta, name)), exist_ok=True)
             with open(os.path.join(meta, name), "wb") as f:
@@ -179,7 +180,7 @@ def main():
                           capture=args.capture,
                           human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
                           extra_cmdline=scenario.boot_cmdline(),
-                          virtiofs_files=scenario.virtiofs_files)
+                          virtiofs_files=scenario.virtiofs_files, cxl=scenario.cxl)
             try:
                 files = boot_and_collect(args, scenario, guest, info, last)
                 break

@@ -633,6 +633,29 @@ class GuestKernelCrash(unittest.TestCase):
             "DAXPROBE-STEP prepare\nDAXPROBE-STEP check\nDAXPROBE-DONE\n"))
 
 
+class ProvokedWarning(unittest.TestCase):
+    """A scenario that provokes a kernel WARNING on purpose (cxl-no-commit)
+    tolerates that WARNING's Call Trace, never another one."""
+
+    def trace(self, where):
+        return (f"[ 30.1] WARNING: CPU: 0 PID: 190 at {where}:183 f+0x1/0x2 [cxl_core]\n"
+                "[ 30.1] Call Trace:\n[ 30.1]  <TASK>\n"
+                "[ 30.1] ---[ end trace 0000000000000000 ]---\n")
+
+    def failures(self, log, provoked):
+        c = scenarios.Checker()
+        scenarios.expect_kernel_healthy(c, scenarios.Results({"dmesg.txt": log.encode()}),
+                                        provoked)
+        return c.failures
+
+    def test_only_the_provoked_trace_is_allowed(self):
+        region = "drivers/cxl/core/region.c"
+        self.assertEqual(self.failures(self.trace(region), region), [])
+        self.assertTrue(self.failures(self.trace(region), None))
+        self.assertTrue(self.failures(self.trace("mm/memory.c"), region))
+        self.assertTrue(self.failures(self.trace(region) + self.trace("fs/dax.c"), region))
+
+
 class SharedBoot(unittest.TestCase):
     """A scenario that runs after another in the same boot is checked as
     itself over its own folder (/results/NAME/), and must have shipped one,
@@ -679,7 +702,8 @@ class SharedBoot(unittest.TestCase):
     def test_shared_boots_can_share(self):
         """What `then` names exists, runs nothing further itself, and needs
         the same QEMU as its lead (one boot) and no host actor."""
-        qemu = lambda s: (s.nvdimm, s.label_size, s.virtio_pmem, s.cmdline, s.virtiofs_files)
+        qemu = lambda s: (s.nvdimm, s.label_size, s.virtio_pmem, s.cmdline, s.virtiofs_files,
+                          s.cxl)
         for lead in scenarios.SCENARIOS.values():
             for name in lead.then:
                 with self.subTest(lead=lead.name, later=name):

@@ -79,7 +79,7 @@ class Guest:
     def __init__(self, vmlinux, initrd, scenario, *, nvdimm=True, label_size=None,
                  nvdimm_size="512M", memory="512M", capture=False, human=False,
                  extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None,
-                 extra_ports=(), shared_image=None, virtiofs_files=None):
+                 extra_ports=(), shared_image=None, virtiofs_files=None, cxl=None):
         self.vmlinux = vmlinux
         self.initrd = initrd
         self.scenario = scenario
@@ -95,6 +95,9 @@ class Guest:
         # instead of an NVDIMM (no NFIT); disk: a raw image on virtio-blk.
         self.virtio_pmem = virtio_pmem
         self.disk = disk
+        # cxl: a harness.cxl_topology.CxlTopology (a q35 machine with CXL
+        # type-3 pmem; its backing files live in the run folder).
+        self.cxl = cxl
         # shared_image: one read-only file that several guests boot from at
         # once (bench/sharing.py): the disk, or the pmem backing file,
         # opened readonly=on (an NVDIMM then unarmed=on) and never deleted.
@@ -139,8 +142,13 @@ class Guest:
                   f" daxprobe.capture={int(self.capture)} daxprobe.human={int(self.human)}")
         if self.extra_cmdline:
             append += " " + self.extra_cmdline
-        cmd = [find_qemu(), "-machine", "pc,nvdimm=on" if self.nvdimm else "pc",
-               "-accel", "tcg,tb-size=64", "-cpu", "max", "-smp", "1",
+        machine = "pc,nvdimm=on" if self.nvdimm else "pc"
+        cpu = "max"
+        if self.cxl:
+            machine, cpu = self.cxl.machine(), self.cxl.cpu()
+            append += f" {self.cxl.cmdline()}".rstrip()
+        cmd = [find_qemu(), "-machine", machine,
+               "-accel", "tcg,tb-size=64", "-cpu", cpu, "-smp", "1",
                "-m", (f"{self.memory},slots=2,maxmem=4G" if self.nvdimm or self.virtio_pmem
                       else self.memory),
                "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
@@ -159,10 +167,14 @@ class Guest:
             cmd += ["-object", f"memory-backend-file,id=vpm0,share=on{ro},"
                                f"mem-path={self.vpmem_path},size={self.nvdimm_size}",
                     "-device", "virtio-pmem-pci,memdev=vpm0,id=vpmem0"]
+        if self.cxl:
+            cmd += self.cxl.qemu_args(self.dir)
         if self.disk:
             cmd += ["-drive", f"file={self.disk},format=raw,if=none,id=disk0{ro}",
                     "-device", "virtio-blk-pci,drive=disk0"]
-        cmd += ["-device", "virtio-serial",
+        # With CXL host bridges QEMU would plug the ports' controller into
+        # one (only bridges fit there): the root bus, named.
+        cmd += ["-device", "virtio-serial,bus=pcie.0" if self.cxl else "virtio-serial",
                 "-chardev", f"socket,path={self.agent_sock},server=on,wait=off,id=ch0",
                 "-device", f"virtserialport,chardev=ch0,name={AGENT_PORT}",
                 "-chardev", f"file,path={self.results_path},id=ch1",
@@ -183,6 +195,9 @@ class Guest:
             if wanted and not os.path.exists(path):
                 with open(path, "wb") as f:
                     f.truncate(_size_bytes(self.nvdimm_size))
+        for path, size in self._cxl_files().items():
+            with open(path, "wb") as f:
+                f.truncate(_size_bytes(size))
         if self.virtiofsd:
             self.virtiofsd.start(Skip, GuestError)
         cmd = self.command()
@@ -245,12 +260,16 @@ class Guest:
             self.virtiofsd.stop()
             shutil.rmtree(self.virtiofsd.shared_dir, ignore_errors=True)
         # The backing file is up to 512M of real data after mkfs: never keep it.
-        for path in {self.nvdimm_path, self.vpmem_path} - {self.shared_image}:
+        for path in ({self.nvdimm_path, self.vpmem_path} | set(self._cxl_files())) - {
+                self.shared_image}:
             if os.path.exists(path):
                 os.unlink(path)
         if not self.keep and exc[0] is None:
             shutil.rmtree(self.dir, ignore_errors=True)
         return False
+
+    def _cxl_files(self):
+        return self.cxl.backing_files(self.dir) if self.cxl else {}
 
     def connect_agent(self, timeout=30.0):
         """A connected socket on org.daxprobe.agent.0 (for host actors)."""

@@ -1,7 +1,7 @@
 """Build the guest initramfs (an uncompressed newc cpio) for the VM test bed.
 
 Contents: busybox-static and its applet links, the kernel modules daxprobe's
-scenarios need (with everything modules.dep says they need), ndctl, daxctl,
+scenarios need (with everything modules.dep says they need), ndctl, cxl, daxctl,
 mkfs.ext4, mkfs.xfs, each dynamic binary with every library ldd lists and the
 loader, plus tests/vm/guest/ (the /init script and the scenario snippets).
 
@@ -35,6 +35,9 @@ MODULES = [
     "virtio", "virtio_ring", "virtio_pci", "virtio_console", "virtio_blk",
     "nfit", "libnvdimm", "nd_pmem", "nd_btt", "dax_pmem", "device_dax", "virtio_pmem",
     "crc32c_generic", "crc32c-intel", "ext4", "xfs", "kmem", "virtiofs", "erofs",
+    # CXL type-3 pmem (loaded by the CXL scenarios only): cxl_core and
+    # cxl_port are built into Debian's 6.1, 6.12 and 7.2 kernels.
+    "cxl_acpi", "cxl_pci", "cxl_mem", "cxl_port", "cxl_pmem",
 ]
 # Gone from newer kernels (7.x: crc32c is a library ext4 and xfs link
 # directly): shipped where they exist.
@@ -43,6 +46,7 @@ OPTIONAL_MODULES = {"crc32c_generic", "crc32c_intel"}
 BINARIES = {
     # destination in the guest: host path
     "/usr/bin/ndctl": "/usr/bin/ndctl",
+    "/usr/bin/cxl": "/usr/bin/cxl",  # ndctl's package: CXL regions, `cxl list`
     "/usr/bin/daxctl": "/usr/bin/daxctl",
     "/usr/sbin/mkfs.ext4": "/usr/sbin/mkfs.ext4",
     "/usr/sbin/mkfs.xfs": "/usr/sbin/mkfs.xfs",

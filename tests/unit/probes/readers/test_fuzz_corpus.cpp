@@ -50,11 +50,9 @@ std::size_t replayCorpus(const std::string &dir, const std::function<void(std::s
 TEST_CASE("the kernel-text fuzz corpora replay through the parsers", "[fuzz][corpus]")
 {
     const std::vector<std::pair<const char *, KernelTextParser>> single = {
-        {"mountinfo", KernelTextParser::Mountinfo},
-        {"nfit", KernelTextParser::Nfit},
-        {"kmsg", KernelTextParser::Kmsg},
-        {"vmstat", KernelTextParser::Vmstat},
-        {"meminfo", KernelTextParser::Meminfo}};
+        {"mountinfo", KernelTextParser::Mountinfo}, {"nfit", KernelTextParser::Nfit},
+        {"kmsg", KernelTextParser::Kmsg},           {"vmstat", KernelTextParser::Vmstat},
+        {"meminfo", KernelTextParser::Meminfo},     {"cedt", KernelTextParser::Cedt}};
     for (const auto &[dir, parser] : single) {
         INFO(dir);
         // An empty corpus would make this test pass on nothing.

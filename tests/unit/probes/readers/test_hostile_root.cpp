@@ -71,6 +71,8 @@ TEST_CASE("a FIFO in a tree is an error, not a hang", "[root][hostile]")
     TempDir t;
     t.fifo("proc/sys/kernel/osrelease");
     t.fifo("dev/kmsg");
+    t.fifo("sys/bus/cxl/devices/mem0/serial");
+    t.fifo("sys/firmware/acpi/tables/CEDT");
     std::string got = readIsolated(t.dir, "proc/sys/kernel/osrelease");
     CHECK_THAT(got, Catch::StartsWith("ERROR:"));
     CHECK_THAT(got, Catch::Contains("FIFO"));
@@ -81,9 +83,10 @@ TEST_CASE("a FIFO in a tree is an error, not a hang", "[root][hostile]")
         Facts f;
         readRootFacts(*root, f);
         Report r = evaluate(f);
-        return f.kmsg.text + "|" + r.overall.code;
+        return f.kmsg.text + "|" + f.cedt.readError + "|" + r.overall.code;
     });
     CHECK_THAT(facts, Catch::Contains("dev/kmsg is a FIFO"));
+    CHECK_THAT(facts, Catch::Contains("CEDT is a FIFO"));
 }
 
 TEST_CASE("directories, devices and dangling links are refused by type", "[root][hostile]")
@@ -179,6 +182,9 @@ TEST_CASE("truncated and unreadable files give evidence, not a crash", "[root][h
     t.write("proc/meminfo", "MemTotal:       1"); // cut mid-line
     t.write("proc/vmstat", "pgfault");            // cut mid-line
     t.write("sys/firmware/acpi/tables/NFIT", "NFIT\x20\x00\x00");
+    t.write("sys/firmware/acpi/tables/CEDT", "CEDT\xff\xff\x00\x00");
+    t.write("sys/bus/cxl/devices/root0/port1/endpoint2/uport/uevent", "DEVNAME=");
+    t.write("sys/bus/cxl/devices/root0/decoder0.0/region0/interleave_ways", "4294967295");
     t.write("proc/self/mountinfo", "31 22 259:0 / /mnt/pmem rw,relatime - ext4 /dev/pm");
     t.write("proc/sys/kernel/osrelease", "");
     auto root = Root::open(t.dir.string());
@@ -189,6 +195,8 @@ TEST_CASE("truncated and unreadable files give evidence, not a crash", "[root][h
     CHECK_FALSE(r.overall.code.empty());
     CHECK(r.exitCode != 0);
     CHECK_FALSE(f.nfit.valid());
+    CHECK_FALSE(f.cedt.problems.empty());
+    CHECK(f.cxl.regions.size() == 1);
 
     // Unreadable: only an unprivileged reader can be refused, so drop to nobody in a child.
     t.write("proc/meminfo", "MemTotal: 1 kB\n");

@@ -31,6 +31,17 @@ TEST_CASE("kmsg records are parsed with their device", "[parser][kmsg]")
     CHECK_FALSE(isDaxRelevant(r));
 }
 
+TEST_CASE("the CXL drivers' refusals are kept", "[parser][kmsg][cxl]")
+{
+    KmsgRecord r;
+    for (const char *line :
+         {"3,900,9000000,-;cxl_pci 0000:0d:00.0: Failed to get interrupt for event Info log",
+          "3,901,9000001,-;cxl region0: Failed to synchronize CPU cache state"}) {
+        REQUIRE(parseKmsgRecord(line, r));
+        CHECK(isDaxRelevant(r));
+    }
+}
+
 TEST_CASE("lines that are not kmsg records are refused", "[parser][kmsg]")
 {
     KmsgRecord r;

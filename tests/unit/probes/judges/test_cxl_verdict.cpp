@@ -1,0 +1,258 @@
+#include <catch2/catch.hpp>
+
+#include "probes/judges/verdict.h"
+#include "probes/readers/cxl_bus.h"
+#include "tests/unit/probes/cxl_tree.h"
+
+using namespace daxprobe;
+
+namespace
+{
+
+// Facts of a CXL guest: the tree's /sys/bus/cxl, a pmem-capable CEDT
+// window, no NFIT, the given kernel.
+Facts cxlFacts(const TempTree &tree, const std::string &kernel)
+{
+    auto root = Root::open(tree.dir.string());
+    REQUIRE(root);
+    Facts f;
+    f.kernelRelease = kernel;
+    f.cxl = readCxlBus(*root);
+    f.cedt.present = f.cedt.exists = true;
+    CedtWindow w;
+    w.restrictions = kCedtType3 | kCedtPmem;
+    w.interleaveWays = 1;
+    w.targets = {12};
+    f.cedt.windows.push_back(w);
+    f.topology.observe();
+    f.kmsg.observe();
+    return f;
+}
+
+// cxl_pmem's nd region for region0 on the CXL bus, and a namespace on it.
+void ndRegion(Facts &f, bool withNamespace)
+{
+    f.topology.buses.push_back({"ndbus0", "CXL"});
+    NdRegion r;
+    r.dev = "region0";
+    r.bus = "ndbus0";
+    r.type = "pmem";
+    r.size = 256ULL << 20;
+    f.topology.regions.push_back(r);
+    if (withNamespace) {
+        NdNamespace n;
+        n.dev = "namespace0.0";
+        n.region = "region0";
+        n.mode = "fsdax";
+        n.size = 250ULL << 20;
+        n.blockdev = "pmem0";
+        f.topology.namespaces.push_back(n);
+    }
+}
+
+void kmsg(Facts &f, const std::string &line)
+{
+    KmsgRecord r;
+    r.level = 3;
+    r.message = line;
+    f.kmsg.records.push_back(r);
+}
+
+const CxlRegionReport &onlyRegion(const Report &report)
+{
+    REQUIRE(report.cxl.regions.size() == 1);
+    return report.cxl.regions[0];
+}
+
+} // namespace
+
+TEST_CASE("the kernel versions that give a one-port bridge a passthrough decoder", "[cxl][verdict]")
+{
+    CHECK(passthroughForSingleDport("6.1.0-57-amd64"));
+    CHECK(passthroughForSingleDport("6.2.16"));
+    CHECK(passthroughForSingleDport("6.3.1"));
+    CHECK_FALSE(passthroughForSingleDport("6.3.2"));
+    CHECK_FALSE(passthroughForSingleDport("6.4.0"));
+    CHECK_FALSE(passthroughForSingleDport("6.12.57+deb13-amd64"));
+    CHECK_FALSE(passthroughForSingleDport("7.2.13+deb14-amd64"));
+    CHECK_FALSE(passthroughForSingleDport(""));
+    CHECK_FALSE(passthroughForSingleDport("garbage"));
+}
+
+TEST_CASE("a committed region through a one-port host bridge on 6.1 is a problem", "[cxl][verdict]")
+{
+    CxlTree tree;
+    tree.region();
+    Facts f = cxlFacts(tree, "6.1.0-57-amd64");
+    ndRegion(f, true);
+    Report report = evaluate(f);
+    const CxlRegionReport &r = onlyRegion(report);
+    CHECK(r.ndRegion == "region0");
+    CHECK(r.verdict.code == "cxl_passthrough_uncommitted");
+    CHECK(r.verdict.severity == Severity::Problem);
+    CHECK_THAT(r.verdict.evidence.back().result, Catch::Contains("decoder1.0 of port1"));
+    CHECK_THAT(r.verdict.remedy, Catch::Contains("-device cxl-rp"));
+    CHECK(report.overall.code == "problems_found");
+    CHECK(report.exitCode == 1);
+    for (const auto &d : report.cxl.decoders)
+        if (d.decoder->dev == "decoder1.0")
+            CHECK(d.committed == false);
+}
+
+TEST_CASE("the same region is fine with two root ports, or on a newer kernel", "[cxl][verdict]")
+{
+    CxlTree tree;
+    tree.region();
+    std::string kernel = "6.12.57+deb13-amd64";
+    SECTION("two root ports on 6.1")
+    {
+        tree.secondRootPort();
+        kernel = "6.1.0-57-amd64";
+    }
+    SECTION("one root port on 6.12") {}
+    Facts f = cxlFacts(tree, kernel);
+    ndRegion(f, true);
+    Report report = evaluate(f);
+    CHECK(onlyRegion(report).verdict.code == "cxl_region_ok");
+    CHECK(onlyRegion(report).verdict.severity == Severity::Ok);
+    for (const auto &d : report.cxl.decoders)
+        if (d.decoder->dev != "decoder0.0")
+            CHECK(d.committed == true);
+    CHECK(report.overall.code == "dax_verified");
+}
+
+TEST_CASE("decoders_committed (6.7+) decides a decoder's commit state", "[cxl][verdict]")
+{
+    CxlTree tree;
+    tree.region();
+    tree.write("sys/bus/cxl/devices/root0/port1/decoders_committed", "0\n");
+    Facts f = cxlFacts(tree, "6.12.57+deb13-amd64");
+    ndRegion(f, true);
+    Report report = evaluate(f);
+    CHECK(onlyRegion(report).verdict.code == "cxl_passthrough_uncommitted");
+}
+
+TEST_CASE("a region without its nd region says why", "[cxl][verdict]")
+{
+    CxlTree tree;
+    tree.region();
+    Facts f = cxlFacts(tree, "7.2.13+deb14-amd64");
+    SECTION("the kernel's serial number refusal")
+    {
+        kmsg(f, "cxl_pmem_region pmem_region0: mem0: invalid or missing serial number");
+        Report report = evaluate(f);
+        const Verdict &v = onlyRegion(report).verdict;
+        CHECK(v.code == "cxl_no_serial");
+        CHECK(v.evidence.back().check == "kmsg");
+        CHECK_THAT(v.remedy, Catch::Contains("-device cxl-type3,sn="));
+        // CXL pmem, no namespace: never "no persistent memory"; the problem counts.
+        CHECK(report.overall.code == "problems_found");
+        CHECK(report.exitCode == 1);
+    }
+    SECTION("serial 0 in sysfs, the log unreadable")
+    {
+        tree.memdev("mem0", "0x0", "0x40000000");
+        f = cxlFacts(tree, "7.2.13+deb14-amd64");
+        CHECK(onlyRegion(evaluate(f)).verdict.code == "cxl_no_serial");
+    }
+    SECTION("no known cause")
+    {
+        Report report = evaluate(f);
+        const Verdict &v = onlyRegion(report).verdict;
+        CHECK(v.code == "cxl_region_no_nd_region");
+        CHECK(v.severity == Severity::Problem);
+    }
+}
+
+TEST_CASE("an nd region from CXL without a namespace is a warning with its remedy",
+          "[cxl][verdict]")
+{
+    CxlTree tree;
+    tree.region();
+    Facts f = cxlFacts(tree, "6.12.57+deb13-amd64");
+    ndRegion(f, false);
+    Report report = evaluate(f);
+    const Verdict &v = onlyRegion(report).verdict;
+    CHECK(v.code == "cxl_region_no_namespace");
+    CHECK(v.severity == Severity::Warning);
+    CHECK(v.remedy == "ndctl create-namespace -m fsdax -r region0");
+    CHECK(report.overall.code == "no_pmem_namespace");
+}
+
+TEST_CASE("pmem capacity without a region names the create-region command", "[cxl][verdict]")
+{
+    CxlTree tree;
+    Facts f = cxlFacts(tree, "6.12.57+deb13-amd64");
+    Report report = evaluate(f);
+    REQUIRE(report.cxl.memdevs.size() == 1);
+    REQUIRE(report.cxl.memdevs[0].verdict);
+    const Verdict &v = *report.cxl.memdevs[0].verdict;
+    CHECK(v.code == "cxl_no_region");
+    CHECK(v.severity == Severity::Warning);
+    CHECK(v.remedy == "cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 && cxl list -R");
+    CHECK(report.overall.code == "no_pmem_namespace");
+    CHECK(report.overall.remedy == v.remedy);
+
+    SECTION("a memdev in a region has no verdict")
+    {
+        tree.region();
+        Facts g = cxlFacts(tree, "6.12.57+deb13-amd64");
+        ndRegion(g, true);
+        CHECK_FALSE(evaluate(g).cxl.memdevs[0].verdict.has_value());
+    }
+}
+
+TEST_CASE("the kernel's CXL refusals are problems with their cause and remedy", "[cxl][verdict]")
+{
+    CxlTree tree;
+    Facts f = cxlFacts(tree, "7.2.13+deb14-amd64");
+    SECTION("no memdev: the event interrupt")
+    {
+        f.cxl.memdevs.clear();
+        kmsg(f, "cxl_pci 0000:0d:00.0: Failed to get interrupt for event Info log");
+        Report report = evaluate(f);
+        REQUIRE(report.cxl.problems.size() == 1);
+        const Verdict &v = report.cxl.problems[0];
+        CHECK(v.code == "cxl_memdev_missing");
+        CHECK_THAT(v.summary, Catch::Contains("0000:0d:00.0"));
+        CHECK_THAT(v.remedy, Catch::Contains("pcie_ports=compat"));
+        CHECK(report.overall.code == "problems_found");
+    }
+    SECTION("no memdev and no kernel line: the window alone")
+    {
+        f.cxl.memdevs.clear();
+        Report report = evaluate(f);
+        REQUIRE(report.cxl.problems.size() == 1);
+        CHECK(report.cxl.problems[0].code == "cxl_memdev_missing");
+        CHECK(report.cxl.problems[0].remedy.empty());
+    }
+    SECTION("a commit that failed and left no region")
+    {
+        kmsg(f, "cxl region0: Failed to synchronize CPU cache state");
+        Report report = evaluate(f);
+        REQUIRE(report.cxl.problems.size() == 1);
+        CHECK(report.cxl.problems[0].code == "cxl_commit_failed");
+        CHECK_THAT(report.cxl.problems[0].remedy, Catch::Contains("hypervisor=off"));
+        REQUIRE(report.cxl.memdevs[0].verdict);
+        CHECK(report.cxl.memdevs[0].verdict->warnings.size() == 1u);
+    }
+    SECTION("a region left uncommitted, with the kernel's line")
+    {
+        tree.region(false);
+        f = cxlFacts(tree, "7.2.13+deb14-amd64");
+        kmsg(f, "cxl region0: Failed to synchronize CPU cache state");
+        Report report = evaluate(f);
+        CHECK(report.cxl.problems.empty()); // the region carries it, once
+        CHECK(onlyRegion(report).verdict.code == "cxl_commit_failed");
+        CHECK(onlyRegion(report).verdict.evidence.back().check == "kmsg");
+    }
+}
+
+TEST_CASE("a machine without CXL has no CXL section", "[cxl][verdict]")
+{
+    Facts f;
+    f.topology.observe();
+    Report report = evaluate(f);
+    CHECK_FALSE(report.cxl.present);
+    CHECK(report.overall.code == "no_nfit");
+}
