@@ -284,6 +284,7 @@ def check_cxl(c, res):
          f"an nd region of the memdev without a serial (none on 7.2): {setup}")
     if not expect_overall(c, res):
         return
+    c.eq((res.check.get("nfit") or {}).get("present"), False, "nfit.present (CXL has no NFIT)")
     expect_cxl_mounts(c, res, setup)
     expect_cxl_bus(c, res, setup)
     expect_text(c, res)

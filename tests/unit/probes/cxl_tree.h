@@ -6,8 +6,12 @@
 
 // A hand-made /sys/bus/cxl shaped as ../shared/cxl-testbed.md describes the
 // test bed's guest (QEMU 7.2: host bridge uid 12 with one root port, mem0 on
-// it, a 4 GiB pmem-capable window, region0 committed): a TEMPORARY stand-in
-// for the trees captured from the cxl guests, which replace it.
+// it, a 4 GiB pmem-capable window, region0 committed). The captured trees
+// (tests/fixtures/cxl*, test_cxl_fixtures.cpp and "the captured cxl guests
+// get their kernel's codes") are the reference; this one stays only for
+// what the shared boot does not show (decoders_committed with one port, a
+// region left uncommitted, hostile trees) until the cxl-no-memdev and
+// cxl-no-commit boots are captured too.
 struct CxlTree : TempTree {
     static constexpr const char *kDevices = "sys/bus/cxl/devices/";
 

@@ -1,7 +1,14 @@
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "probes/capture/live_facts.h"
 #include "probes/judges/verdict.h"
 #include "probes/readers/cxl_bus.h"
+#include "probes/readers/root_facts.h"
 #include "tests/unit/probes/cxl_tree.h"
 
 using namespace daxprobe;
@@ -255,4 +262,43 @@ TEST_CASE("a machine without CXL has no CXL section", "[cxl][verdict]")
     Report report = evaluate(f);
     CHECK_FALSE(report.cxl.present);
     CHECK(report.overall.code == "no_nfit");
+}
+
+namespace
+{
+
+std::set<std::string> codesIn(const CxlReport &cxl)
+{
+    std::set<std::string> out;
+    for (const Verdict *v : cxl.verdicts())
+        out.insert(v->code);
+    return out;
+}
+
+} // namespace
+
+// The shared cxl boot, captured on each kernel (cxl-shared.md): mem0's good
+// region, a memdev never given a region, and what the kernel made of the
+// region behind the one-port host bridge of a memdev without a serial.
+TEST_CASE("the captured cxl guests get their kernel's codes", "[cxl][verdict][fixtures]")
+{
+    const std::map<std::string, std::set<std::string>> want = {
+        {"cxl", {"cxl_region_ok", "cxl_no_region", "cxl_passthrough_uncommitted"}},
+        {"cxl-6.12", {"cxl_region_ok", "cxl_no_region", "cxl_region_no_namespace"}},
+        {"cxl-sid", {"cxl_region_ok", "cxl_no_region", "cxl_no_serial"}}};
+    for (const auto &[name, codes] : want) {
+        INFO("fixture " << name);
+        std::string dir = std::string(FIXTURES_DIR) + "/" + name;
+        auto root = Root::open(dir);
+        REQUIRE(root);
+        auto live = root->readFile("live.json", 16 << 20);
+        REQUIRE(live);
+        Facts f;
+        liveFactsFromJson(nlohmann::json::parse(*live), f);
+        readRootFacts(*root, f);
+        Report report = evaluate(f);
+        CHECK(codesIn(report.cxl) == codes);
+        CHECK(report.overall.code != "no_nfit");
+        CHECK(report.overall.code == (name == "cxl-6.12" ? "dax_verified" : "problems_found"));
+    }
 }

@@ -26,6 +26,8 @@ TEST_CASE("no /sys/bus/cxl is an observed, empty bus", "[cxl][reader]")
     CHECK(bus.empty());
 }
 
+// The captured trees are held to cxl list in test_cxl_fixtures.cpp; this
+// hand-made one checks the fields cxl list does not print (uid, dports).
 TEST_CASE("the CXL hierarchy is walked from its root as libcxl walks it", "[cxl][reader]")
 {
     CxlTree tree;
