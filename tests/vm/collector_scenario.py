@@ -144,3 +144,42 @@ def check_collector_reconnect(c, res):
     c.check(log.count("host away") >= 2, "reports were queued while no host was connected")
     if expect_document(c, res, 0, "dax_verified"):
         expect_dax_active(c, res)
+
+
+def host_facts(guest, log, backing):
+    """The real collector on the guest's agent socket: once it stored the
+    start report it has read QEMU's host facts; `query --json` shows them.
+    The guest runs its agent in scenario_after and waits for "done"
+    (guest/init: wait_host); `backing` (host paths) goes to the checks."""
+    binary = collector_binary(guest)
+    out = {}
+    # The collector reads host facts when it connects, then every 30 s. QEMU
+    # opens its chardev sockets before it maps the memory backends, so a
+    # collector connected at QEMU's start may see no backing file yet: connect
+    # once the guest runs its scenario (QEMU long set up by then).
+    guest.wait_console("DAXPROBE-STEP after", 1, 180)
+    with tempfile.TemporaryDirectory(prefix="dxcoll-") as state:
+        coll = CollectorProc(binary, guest.agent_sock, state, log)
+        try:
+            coll.wait_for("/1 (", 180)
+            # Host facts are read within a staggered spread after connecting.
+            coll.wait_for("host facts stored", 180)
+            q = subprocess.run([binary, "query", "--state-dir", state, "--json"],
+                               capture_output=True, text=True, timeout=60)
+            out["query.json"] = q.stdout
+            out["backing"] = "".join(f"{path}\n" for path in backing)
+        finally:
+            out["collector.rc"] = coll.stop()
+            guest.tell_guest("done")
+    return out
+
+
+def host_backends(res):
+    """The collector's host facts for the one VM: (pmem backends, backing
+    files), from host/query.json; None when the query holds no single VM."""
+    q = res.json("host/query.json")
+    vms = (q or {}).get("vms") or []
+    if len(vms) != 1:
+        return None
+    host = vms[0].get("host") or {}
+    return host.get("nvdimm_backends") or [], host.get("backing_files") or []

@@ -9,6 +9,7 @@ bed and the reader (cxl-shared.md): every `code` anywhere inside
 report["cxl"] counts, so its nesting may move without breaking these checks.
 """
 
+import collector_scenario
 import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)
 import verdict_checks as vc
 
@@ -313,6 +314,37 @@ def check_cxl_no_memdev(c, res):
         expect_codes(c, res, {"cxl_memdev_missing"})
 
 
+def cxl_host(guest, log):
+    """The real collector on this VM: QEMU's cxl-type3 backends (guest.cxl)."""
+    files = sorted(guest.cxl.backing_files(guest.dir))
+    return collector_scenario.host_facts(guest, log, files)
+
+
+def expect_cxl_host_backends(c, res):
+    """The collector counts each cxl-type3 device's pmem backend as it counts
+    an NVDIMM's (shared, mapped, page-cache durability on this host), and the
+    ledger names each file's role: the pmem and its label area."""
+    if "host/query.json" not in res.files:
+        c.check(not res.live, "the host ran the collector (host/query.json)")
+        return  # a fixture from before the host ran it
+    facts = collector_scenario.host_backends(res)
+    if not c.check(facts is not None,
+                   f"collector query: one VM: {res.text('host/query.json')[:500]!r}"):
+        return
+    backends, files = facts
+    paths = res.text("host/backing").split()
+    pmem = sorted(p for p in paths if "/cxl-pmem" in p)
+    c.check(len(pmem) >= 1 and len(pmem) == len(paths) // 2, f"the host's backing files: {paths}")
+    c.eq(sorted((b.get("device"), b.get("mem_path"), b.get("share"), b.get("persistence"),
+                 b.get("mapped")) for b in backends),
+         [("cxl-type3", p, True, "page_cache", True) for p in pmem],
+         "host facts: (device, backing file, share, persistence, mapped)")
+    roles = {f.get("path"): f.get("role") for f in files}
+    c.eq({p: roles.get(p) for p in paths},
+         {p: "cxl-type3" if "/cxl-pmem" in p else "cxl-lsa" for p in paths},
+         "ledger: each backing file's role")
+
+
 def check_cxl_no_commit(c, res):
     """The hypervisor bit on: the region's commit failed while `cxl
     create-region` exited 0."""
@@ -326,3 +358,4 @@ def check_cxl_no_commit(c, res):
             expect_cxl_as_kernel(c, res, cxl)
         # The memdev is also left without a region: the reader may say so.
         expect_codes(c, res, {"cxl_commit_failed"}, optional={"cxl_no_region"})
+    expect_cxl_host_backends(c, res)

@@ -3,9 +3,6 @@ virtio-pmem. Each compares daxprobe's document with the kernel's own answer
 in the same guest: statx's attributes word and MAP_SYNC through xfs_io
 (kernel-NAME.txt, /init's kernel_view), the kernel log, `ndctl list`."""
 
-import subprocess
-import tempfile
-
 import collector_scenario
 import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)
 
@@ -211,40 +208,19 @@ def check_virtio_pmem_nvdimm(c, res):
 
 
 def virtio_pmem_host(guest, log):
-    """The real collector on the guest's agent socket: once it stored the
-    start report it has read QEMU's host facts; `query --json` shows them."""
-    binary = collector_scenario.collector_binary(guest)
-    out = {}
-    # The collector reads host facts when it connects, then every 30 s. QEMU
-    # opens its chardev sockets before it maps the memory backends, so a
-    # collector connected at QEMU's start may see no backing file yet: connect
-    # once the guest runs its scenario (QEMU long set up by then).
-    guest.wait_console("DAXPROBE-STEP after", 1, 180)
-    with tempfile.TemporaryDirectory(prefix="dxcoll-") as state:
-        coll = collector_scenario.CollectorProc(binary, guest.agent_sock, state, log)
-        try:
-            coll.wait_for("/1 (", 180)
-            # Host facts are read within a staggered spread after connecting.
-            coll.wait_for("host facts stored", 180)
-            q = subprocess.run([binary, "query", "--state-dir", state, "--json"],
-                               capture_output=True, text=True, timeout=60)
-            out["query.json"] = q.stdout
-            out["backing"] = f"{guest.nvdimm_path}\n{guest.vpmem_path}\n"
-        finally:
-            out["collector.rc"] = coll.stop()
-            guest.tell_guest("done")
-    return out
+    """The collector's host facts of this VM: both backing files."""
+    return collector_scenario.host_facts(guest, log, [guest.nvdimm_path, guest.vpmem_path])
 
 
 def expect_host_backends(c, res):
     """The collector saw both backing files: the NVDIMM's and virtio-pmem's,
     shared (share=on: guest writes, and virtio-pmem's flushes, reach the file,
     which persists after the VM) but on no host pmem: page-cache durability."""
-    q = res.json("host/query.json")
-    vms = (q or {}).get("vms") or []
-    if not c.check(len(vms) == 1, f"collector query: one VM: {res.text('host/query.json')[:500]!r}"):
+    facts = collector_scenario.host_backends(res)
+    if not c.check(facts is not None,
+                   f"collector query: one VM: {res.text('host/query.json')[:500]!r}"):
         return
-    backends = ((vms[0].get("host") or {}).get("nvdimm_backends")) or []
+    backends = facts[0]
     nv_path, vp_path = (res.text("host/backing").split() + ["", ""])[:2]
     got = sorted((b.get("device"), b.get("mem_path"), b.get("share"), b.get("persistence"),
                   b.get("mapped")) for b in backends)

@@ -26,15 +26,4 @@ scenario_prepare() {
 # The host's side: the real collector on the agent port reads QEMU's command
 # line and maps (verdict_checks.virtio_pmem_host) and must see both backing
 # files, each with whether guest writes reach it.
-scenario_after() {
-    if [ -z "$AGENT_PORT" ]; then
-        echo "no org.daxprobe.agent.0 port" > $R/error.txt
-        return
-    fi
-    ( daxprobe agent --device "$AGENT_PORT" --interval 3600 --recheck 0 2>&1
-      echo "DAXPROBE-AGENT-EXIT rc=$?" ) > $R/agent.log &
-    wait_host 150 > $R/host-said.txt
-    pid=$(pidof daxprobe)
-    [ -n "$pid" ] && kill -TERM $pid
-    wait
-}
+scenario_after() { agent_for_host; }
