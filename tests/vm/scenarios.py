@@ -660,10 +660,11 @@ def expect_kernel_healthy(c, res, provoked=None):
 
 def without_warnings(log, source):
     """The kernel log without the WARNINGs raised in `source`: each from its
-    "WARNING: ... at SOURCE" line to its "---[ end trace" line."""
+    WARNING line ("WARNING: CPU: 0 PID: 1 at SOURCE:235 ..." up to 6.x,
+    "WARNING: SOURCE:235 at FUNCTION ..." on 7.2) to its "---[ end trace" line."""
     out, inside = [], False
     for line in log.splitlines():
-        if "WARNING:" in line and f" at {source}" in line:
+        if "WARNING:" in line and (f" at {source}:" in line or f"WARNING: {source}:" in line):
             inside = True
         if not inside:
             out.append(line)

@@ -637,8 +637,10 @@ class ProvokedWarning(unittest.TestCase):
     """A scenario that provokes a kernel WARNING on purpose (cxl-no-commit)
     tolerates that WARNING's Call Trace, never another one."""
 
-    def trace(self, where):
-        return (f"[ 30.1] WARNING: CPU: 0 PID: 190 at {where}:183 f+0x1/0x2 [cxl_core]\n"
+    def trace(self, where, kernel="6.12"):
+        warning = (f"WARNING: CPU: 0 PID: 190 at {where}:183 f+0x1/0x2 [cxl_core]"
+                   if kernel == "6.12" else f"WARNING: {where}:235 at f+0x68/0x80, CPU#0: cxl/144")
+        return (f"[ 30.1] {warning}\n"
                 "[ 30.1] Call Trace:\n[ 30.1]  <TASK>\n"
                 "[ 30.1] ---[ end trace 0000000000000000 ]---\n")
 
@@ -654,6 +656,13 @@ class ProvokedWarning(unittest.TestCase):
         self.assertTrue(self.failures(self.trace(region), None))
         self.assertTrue(self.failures(self.trace("mm/memory.c"), region))
         self.assertTrue(self.failures(self.trace(region) + self.trace("fs/dax.c"), region))
+
+    def test_7_2_format(self):
+        region = "drivers/cxl/core/region.c"
+        self.assertEqual(self.failures(self.trace(region, "7.2"), region), [])
+        self.assertTrue(self.failures(self.trace("mm/memory.c", "7.2"), region))
+        self.assertTrue(self.failures(self.trace(region, "7.2") + self.trace("fs/dax.c", "7.2"),
+                                      region))
 
 
 class SharedBoot(unittest.TestCase):
