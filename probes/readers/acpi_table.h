@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace daxprobe
 {
@@ -25,7 +27,18 @@ template <typename T> T loadLe(std::string_view b, std::size_t off)
 // space padding dropped.
 std::string acpiAsciiField(std::string_view s);
 
-// Every byte of the table, checksum included, adds up to zero.
-bool acpiChecksumOk(std::string_view bytes);
+// The header's claims against the bytes read.
+struct AcpiHeader {
+    std::string signature;
+    std::uint32_t length = 0;
+    bool checksumOk = false;
+    std::size_t walkEnd = 0; // the end both the header and the bytes vouch for
+};
+
+// Reads the header of `bytes` (at least kAcpiHeaderSize long) and adds one
+// line to `problems` for each disagreement: a signature other than `expected`,
+// a length other than the bytes read, a checksum that does not add up.
+AcpiHeader checkAcpiHeader(std::string_view bytes, std::string_view expected,
+                           std::vector<std::string> &problems);
 
 } // namespace daxprobe

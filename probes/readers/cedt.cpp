@@ -121,19 +121,12 @@ CedtInfo parseCedt(std::string_view bytes)
             fmt::format("table is {} bytes, shorter than an ACPI header", bytes.size()));
         return info;
     }
-    std::string signature = acpiAsciiField(bytes.substr(0, 4));
-    info.length = loadLe<std::uint32_t>(bytes, 4);
-    if (signature != "CEDT")
-        info.problems.push_back(fmt::format("signature is '{}', not CEDT", signature));
-    if (info.length != bytes.size())
-        info.problems.push_back(
-            fmt::format("header length {} but {} bytes read", info.length, bytes.size()));
-    info.checksumOk = acpiChecksumOk(bytes);
-    if (!info.checksumOk)
-        info.problems.push_back("checksum does not add up to zero");
+    AcpiHeader header = checkAcpiHeader(bytes, "CEDT", info.problems);
+    info.length = header.length;
+    info.checksumOk = header.checksumOk;
 
     // Walk only what both the header and the bytes vouch for.
-    std::size_t end = std::min<std::size_t>(info.length, bytes.size());
+    std::size_t end = header.walkEnd;
     std::size_t off = kAcpiHeaderSize;
     while (off + kSubHeader <= end) {
         auto type = loadLe<std::uint8_t>(bytes, off);

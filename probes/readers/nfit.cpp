@@ -75,22 +75,15 @@ NfitInfo parseNfit(std::string_view bytes)
         if (bytes.size() < kHeaderSize)
             return info;
     }
-    info.signature = acpiAsciiField(bytes.substr(0, 4));
-    info.length = loadLe<std::uint32_t>(bytes, 4);
+    AcpiHeader header = checkAcpiHeader(bytes, "NFIT", info.problems);
+    info.signature = header.signature;
+    info.length = header.length;
+    info.checksumOk = header.checksumOk;
     info.revision = loadLe<std::uint8_t>(bytes, 8);
     info.oemId = acpiAsciiField(bytes.substr(10, 6));
-    if (info.signature != "NFIT")
-        info.problems.push_back(fmt::format("signature is '{}', not NFIT", info.signature));
-    if (info.length != bytes.size())
-        info.problems.push_back(
-            fmt::format("header length {} but {} bytes read", info.length, bytes.size()));
-
-    info.checksumOk = acpiChecksumOk(bytes);
-    if (!info.checksumOk)
-        info.problems.push_back("checksum does not add up to zero");
 
     // Walk only what both the header and the bytes vouch for.
-    std::size_t end = std::min<std::size_t>(info.length, bytes.size());
+    std::size_t end = header.walkEnd;
     std::size_t off = kHeaderSize + kNfitReserved;
     while (off + 4 <= end) {
         auto type = loadLe<std::uint16_t>(bytes, off);
