@@ -195,11 +195,22 @@ def expect_document(c, res, exit_code, verdict=None):
     return True
 
 
-def expect_dax_active(c, res):
+def expect_mount_verdict(c, res, code, severity=None):
+    """The /mnt/pmem mount's verdict code (and severity): the mount's entry,
+    or None when the report has none."""
     m = pmem_mount(res.check)
     if not c.check(m is not None, "no mount entry for /mnt/pmem"):
+        return None
+    c.eq(verdict_code(m), code, "mount verdict")
+    if severity:
+        c.eq((m.get("verdict") or {}).get("severity"), severity, "mount severity")
+    return m
+
+
+def expect_dax_active(c, res):
+    m = expect_mount_verdict(c, res, "dax_active")
+    if m is None:
         return
-    c.eq(verdict_code(m), "dax_active", "mount verdict")
     c.eq((m.get("map_sync") or {}).get("ok"), True, "map_sync.ok")
     c.eq((m.get("statx_dax") or {}).get("dax"), True, "statx_dax.dax")
     if "queue_dax" in m:
