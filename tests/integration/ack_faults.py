@@ -146,7 +146,7 @@ class Relay:
             server.close()
         a, first = connect_agent(self.agent_path)
         c.setblocking(False)
-        to_c, to_a, up = first, b"", b""
+        to_c, up = first, b""
         asked = False
         try:
             while True:

@@ -40,7 +40,6 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -470,7 +469,7 @@ def scenario_initramfs(c, g, mode, image_dir, info):
                 "strict: the boot stopped in the initramfs (no switch to the root)")
         return
     if mode == "strict":
-        m = g.wait_console(rb"daxprobe\.mode=strict: stopping the boot", 600)
+        g.wait_console(rb"daxprobe\.mode=strict: stopping the boot", 600)
         timed("QEMU start -> strict stop", t0)
         con = g.console_text()
         c.check("daxprobe: PROBLEM: problems_found (mode strict)" in con,

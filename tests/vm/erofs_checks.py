@@ -8,7 +8,6 @@ not DAX, with the reason its fiemap gives; the mount's warning must name
 them, and its remedy, run in the guest as printed, must leave every file
 DAX (the kernel's answer again) and the check after it without a warning."""
 
-import json
 import re
 
 import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)

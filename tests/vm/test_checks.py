@@ -280,12 +280,6 @@ def set_kv(files, name, key, value):
     return dict(files, **{name: ("\n".join(out) + "\n").encode()})
 
 
-def with_json(files, name, mutate):
-    doc = json.loads(files[name])
-    mutate(doc)
-    return dict(files, **{name: json.dumps(doc).encode()})
-
-
 def cache_delta(files, name):
     if "cached.txt" not in files:
         return None
