@@ -209,6 +209,47 @@ TEST_CASE("pmem capacity without a region names the create-region command", "[cx
     }
 }
 
+TEST_CASE("no create-region command where a port on the path has no free decoder", "[cxl][verdict]")
+{
+    // mem1 beside mem0 on the same host bridge, whose one decoder region0
+    // holds (QEMU 7.2 gives each port one): the kernel finds no decoder
+    // for a second region there.
+    CxlTree tree;
+    tree.secondRootPort();
+    tree.region();
+    const std::string ep = std::string(CxlTree::kDevices) + "root0/port1/endpoint3/";
+    tree.write(ep + "uport/uevent", "MAJOR=251\nMINOR=1\nDEVNAME=cxl/mem1\nDEVTYPE=cxl_memdev\n");
+    tree.write(ep + "decoder3.0/mode", "none\n");
+    tree.write(ep + "decoder3.0/interleave_ways", "1\n");
+    tree.memdev("mem1", "0x3", "0x10000000");
+    Facts f = cxlFacts(tree, "6.12.57+deb13-amd64");
+    ndRegion(f, true);
+    auto verdictOf = [](const Report &report) {
+        for (const auto &m : report.cxl.memdevs)
+            if (m.memdev->dev == "mem1" && m.verdict)
+                return *m.verdict;
+        FAIL("no verdict for mem1");
+        return Verdict{};
+    };
+    Verdict v = verdictOf(evaluate(f));
+    CHECK(v.code == "cxl_no_region");
+    CHECK(v.remedy.empty());
+    REQUIRE(v.warnings.size() == 1);
+    CHECK(v.warnings[0].find("the 1 decoder(s) of port1 decode region0 already") !=
+          std::string::npos);
+    CHECK(v.evidence.back().result == "decoder1.0 of port1: region region0");
+
+    SECTION("a second, free decoder in the host bridge: the command")
+    {
+        tree.write(std::string(CxlTree::kDevices) + "root0/port1/decoder1.1/interleave_ways",
+                   "1\n");
+        Facts g = cxlFacts(tree, "6.12.57+deb13-amd64");
+        ndRegion(g, true);
+        CHECK(verdictOf(evaluate(g)).remedy ==
+              "cxl create-region -m -t pmem -d decoder0.0 -w 1 mem1 && cxl list -R");
+    }
+}
+
 TEST_CASE("the kernel's CXL refusals are problems with their cause and remedy", "[cxl][verdict]")
 {
     CxlTree tree;
@@ -298,6 +339,17 @@ TEST_CASE("the captured cxl guests get their kernel's codes", "[cxl][verdict][fi
         readRootFacts(*root, f);
         Report report = evaluate(f);
         CHECK(codesIn(report.cxl) == codes);
+        // Serial 0x3 shares its host bridge's one decoder with region0: no
+        // command; serial 0x4 has a bridge of its own (the guest ran this one).
+        for (const auto &m : report.cxl.memdevs) {
+            if (m.memdev->serial != 3u && m.memdev->serial != 4u)
+                continue;
+            REQUIRE(m.verdict);
+            CHECK(m.verdict->code == "cxl_no_region");
+            CHECK(m.verdict->remedy.empty() == (m.memdev->serial == 3u));
+            CHECK(m.verdict->remedy.rfind("cxl create-region", 0) ==
+                  (m.memdev->serial == 3u ? std::string::npos : 0));
+        }
         CHECK(report.overall.code != "no_nfit");
         CHECK(report.overall.code == (name == "cxl-6.12" ? "dax_verified" : "problems_found"));
     }
