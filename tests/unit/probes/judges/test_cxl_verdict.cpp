@@ -316,7 +316,51 @@ std::set<std::string> codesIn(const CxlReport &cxl)
     return out;
 }
 
+// A captured guest's facts, judged.
+Report judgeFixture(const std::string &name)
+{
+    auto root = Root::open(std::string(FIXTURES_DIR) + "/" + name);
+    REQUIRE(root);
+    auto live = root->readFile("live.json", 16 << 20);
+    REQUIRE(live);
+    Facts f;
+    liveFactsFromJson(nlohmann::json::parse(*live), f);
+    readRootFacts(*root, f);
+    return evaluate(f);
+}
+
 } // namespace
+
+// The refusal boots, captured: cxl-no-memdev without pcie_ports=compat
+// (6.12), cxl-no-commit with the hypervisor bit on (7.2).
+TEST_CASE("the captured refusal boots: the kernel's line, its cause and workaround",
+          "[cxl][verdict][fixtures]")
+{
+    struct Want {
+        const char *code, *kernelWords, *remedyWords;
+    };
+    const std::map<std::string, Want> want = {
+        {"cxl-no-memdev-6.12",
+         {"cxl_memdev_missing", "Failed to get interrupt for event Info log", "pcie_ports=compat"}},
+        {"cxl-no-commit-sid",
+         {"cxl_commit_failed", "Failed to synchronize CPU cache state", "hypervisor=off"}}};
+    for (const auto &[name, w] : want) {
+        INFO("fixture " << name);
+        Report report = judgeFixture(name);
+        const Verdict *found = nullptr;
+        for (const Verdict *v : report.cxl.verdicts())
+            if (v->code == w.code)
+                found = v;
+        REQUIRE(found);
+        CHECK(found->severity == Severity::Problem);
+        bool cited = false;
+        for (const auto &e : found->evidence)
+            cited |= e.check == "kmsg" && e.result.find(w.kernelWords) != std::string::npos;
+        CHECK(cited);
+        CHECK(found->remedy.find(w.remedyWords) != std::string::npos);
+        CHECK(report.overall.code == "problems_found");
+    }
+}
 
 // The shared cxl boot, captured on each kernel (cxl-shared.md): mem0's good
 // region, a memdev never given a region, and what the kernel made of the
@@ -329,15 +373,7 @@ TEST_CASE("the captured cxl guests get their kernel's codes", "[cxl][verdict][fi
         {"cxl-sid", {"cxl_region_ok", "cxl_no_region", "cxl_no_serial"}}};
     for (const auto &[name, codes] : want) {
         INFO("fixture " << name);
-        std::string dir = std::string(FIXTURES_DIR) + "/" + name;
-        auto root = Root::open(dir);
-        REQUIRE(root);
-        auto live = root->readFile("live.json", 16 << 20);
-        REQUIRE(live);
-        Facts f;
-        liveFactsFromJson(nlohmann::json::parse(*live), f);
-        readRootFacts(*root, f);
-        Report report = evaluate(f);
+        Report report = judgeFixture(name);
         CHECK(codesIn(report.cxl) == codes);
         // Serial 0x3 shares its host bridge's one decoder with region0: no
         // command; serial 0x4 has a bridge of its own (the guest ran this one).
