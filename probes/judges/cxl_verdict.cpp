@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "probes/judges/cxl_refusals.h"
 #include "probes/judges/remedies.h"
@@ -106,6 +107,7 @@ struct Judge {
     Verdict regionWithoutNd(const CxlRegion &r, Verdict v) const;
     std::optional<Verdict> memdev(const CxlMemdev &m) const;
     std::string rootDecoderFor(const CxlMemdev &m) const;
+    const CxlPort *fullPortFor(const CxlMemdev &m) const;
     void problems(CxlReport &out) const;
 };
 
@@ -234,6 +236,44 @@ std::string Judge::rootDecoderFor(const CxlMemdev &m) const
     return fit.size() == 1 ? fit.front() : std::string();
 }
 
+// The first port on the memdev's path (its endpoint up to its host bridge)
+// whose HDM decoders all decode a region already. A new region takes a free
+// decoder in every port it passes (the kernel's cxl_port_attach_region), so
+// none can be made through that port.
+const CxlPort *Judge::fullPortFor(const CxlMemdev &m) const
+{
+    const CxlBus &bus = *report.bus;
+    const CxlPort *p = bus.port(m.endpoint);
+    for (unsigned hops = 0; p && p->kind != "root" && hops < 16; ++hops) {
+        bool any = false, free = false;
+        for (const auto &d : bus.decoders)
+            if (d.port == p->dev) {
+                any = true;
+                free |= d.region.empty();
+            }
+        if (any && !free)
+            return p;
+        p = bus.port(p->parent);
+    }
+    return nullptr;
+}
+
+// Why no region of the memdev can be made: `port`'s decoders are all taken.
+void noFreeDecoder(const CxlBus &bus, const CxlPort &port, const std::string &memdev, Verdict &v)
+{
+    std::vector<std::string> taken;
+    for (const auto &d : bus.decoders)
+        if (d.port == port.dev) {
+            v.evidence.push_back(
+                {"cxl", fmt::format("{} of {}: region {}", d.dev, port.dev, d.region)});
+            taken.push_back(d.region);
+        }
+    v.warnings.push_back(fmt::format(
+        "no region of {} can be made, so no command is offered: a region takes a free HDM "
+        "decoder in every port on its path, and the {} decoder(s) of {} decode {} already",
+        memdev, taken.size(), port.dev, fmt::join(taken, ", ")));
+}
+
 std::optional<Verdict> Judge::memdev(const CxlMemdev &m) const
 {
     if (m.pmemSize == 0)
@@ -252,6 +292,8 @@ std::optional<Verdict> Judge::memdev(const CxlMemdev &m) const
     std::string decoder = rootDecoderFor(m);
     if (m.endpoint.empty())
         v.warnings.push_back(m.dev + " has no endpoint port: cxl_mem has not attached it");
+    else if (const CxlPort *full = fullPortFor(m))
+        noFreeDecoder(*report.bus, *full, m.dev, v);
     else if (decoder.empty())
         v.warnings.push_back("no single pmem-capable 1-way window reaches its host bridge: "
                              "cxl list -D -d root shows the windows");

@@ -9,6 +9,8 @@ bed and the reader (cxl-shared.md): every `code` anywhere inside
 report["cxl"] counts, so its nesting may move without breaking these checks.
 """
 
+import re
+
 import collector_scenario
 import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)
 import verdict_checks as vc
@@ -107,6 +109,7 @@ def expect_overall(c, res):
     c.eq(doc.get("schema"), "daxprobe.check/1", "schema")
     c.eq(doc.get("exit_code"), res.rc("check.rc"), "document exit_code vs process exit code")
     c.check(sc.verdict_code(doc) != "no_nfit", "a machine with CXL pmem is never no_nfit")
+    c.eq((doc.get("nfit") or {}).get("present"), False, "nfit.present (CXL has no NFIT)")
     problem = any(v.get("severity") == "problem" for v in verdicts_in(
         {k: v for k, v in doc.items() if k != "verdict"}))
     want = ("problems_found", 1) if problem else ("dax_verified", 0)
@@ -274,10 +277,100 @@ def expect_cxl_regions(c, cxl, setup):
             c.eq(r.get("nd_region"), nd, f"cxl region {reg} nd_region")
 
 
+def memdev_verdict(doc, dev):
+    """The verdict report["cxl"] gives memdev `dev`, or None."""
+    for m in ((doc or {}).get("cxl") or {}).get("memdevs") or []:
+        if m.get("dev") == dev:
+            return m.get("verdict")
+    return None
+
+
+def region_verdict(doc, dev):
+    """The verdict report["cxl"] gives CXL region `dev`, or None."""
+    for r in ((doc or {}).get("cxl") or {}).get("regions") or []:
+        if r.get("dev") == dev:
+            return r.get("verdict")
+    return None
+
+
+def expect_no_free_decoder(c, res, setup):
+    """The memdev with serial 0x3 gets no create-region command: every
+    decoder of a port on its path decodes a region already (cxl list says
+    which), and the command it used to get makes no committed region."""
+    unused = setup.get("unused")
+    v = memdev_verdict(res.check, unused) or {}
+    c.eq((v.get("code"), v.get("remedy")), ("cxl_no_region", None),
+         f"{unused}: cxl_no_region without a command")
+    taken = re.findall(r"(decoder\d+\.\d+) of (\w+): region (\w+)",
+                       sc.evidence_text({"verdict": v}))
+    ports = {p for _, p, _ in taken}
+    if not c.check(len(ports) == 1, f"{unused}: the verdict names one full port: {v}"):
+        return
+    port = ports.pop()
+    ref = cxl_list_objects(res.json("cxl-list.json") or [])["decoders"]
+    # A decoder is named after its port's id: decoderN.M of portN or endpointN.
+    prefix = "decoder" + re.sub(r"^\D+", "", port) + "."
+    mine = {n: d.get("region") for n, d in ref.items() if n.startswith(prefix)}
+    c.eq({d: r for d, _, r in taken}, mine,
+         f"cxl list: {port}'s decoders and the region each decodes, as the verdict has them")
+    c.check(all(mine.values()), f"cxl list: every decoder of {port} decodes a region: {mine}")
+    c.check(any(f"decoder(s) of {port}" in w for w in v.get("warnings") or []),
+            f"{unused}: the warning says why no region can be made: {v.get('warnings')}")
+    if "cxl-unused.rc" not in res.files:
+        c.check(not res.live, "the guest tried a region of the unused memdev")
+        return
+    regions = cxl_list_objects(res.json("cxl-unused-regions.json") or [])["regions"]
+    known = {setup.get(k) for k in ("region", "lone_region", "spare_region")}
+    new = {n for n, r in regions.items() if r.get("decode_state") == "commit"} - known
+    said = f"cxl create-region said: {res.text('cxl-unused-out.txt')[-500:]}"
+    c.check(not new, f"the kernel committed a region of {unused} after all: {sorted(new)}; {said}")
+    c.eq(res.text("cxl-unused-region.txt").strip(), "",
+         f"the region {unused}'s endpoint decoder decodes for; {said}")
+
+
+def expect_cxl_remedies(c, res, setup):
+    """daxprobe's two remedies for the memdev with serial 0x4, each run in
+    the guest as printed: the kernel then shows a committed region and an
+    fsdax namespace on it, and the next check no longer asks for them."""
+    if "cxl-region-remedy.rc" not in res.files:
+        c.check(not res.live, "the guest ran daxprobe's remedies (cxl-region-remedy.rc)")
+        return
+    spare, region, nd = setup.get("spare"), setup.get("spare_region"), setup.get("spare_nd_region")
+    printed = (memdev_verdict(res.check, spare) or {}).get("remedy")
+    ran = res.text("cxl-region-remedy-cmd.txt").strip()
+    c.eq(ran, printed, f"the command run for {spare} is the one check.json printed")
+    c.eq(res.rc("cxl-region-remedy.rc"), 0, "the create-region remedy's exit status: "
+         + res.text("cxl-region-remedy-out.txt")[-800:])
+    ref = cxl_list_objects(res.json("cxl-list.json") or [])["memdevs"].get(spare) or {}
+    listing = res.json("cxl-remedy-regions.json")
+    made = cxl_list_objects(listing or [])["regions"]
+    c.eq({n: (r.get("decode_state"), r.get("size")) for n, r in made.items()},
+         {region: ("commit", ref.get("pmem_size"))},
+         f"cxl list -R -v -r {region}: committed, all of {spare}'s pmem")
+    maps = [m.get("memdev") for r in made.values() for m in r.get("mappings") or []]
+    c.eq(maps, [spare], f"cxl list -R -v -r {region}: its one memdev")
+    after = res.json("cxl-check-after-region.json")
+    c.eq(memdev_verdict(after, spare), None, f"the next check: no cxl_no_region for {spare}")
+    v = region_verdict(after, region) or {}
+    c.eq(v.get("code"), "cxl_region_no_namespace", f"the next check: {region} (nd {nd})")
+    c.eq(res.text("cxl-namespace-remedy-cmd.txt").strip(), v.get("remedy"),
+         f"the command run for nd {nd} is the one cxl-check-after-region.json printed")
+    c.eq(res.rc("cxl-namespace-remedy.rc"), 0, "the create-namespace remedy's exit status: "
+         + res.text("cxl-namespace-remedy-out.txt")[-800:])
+    listing = res.json("cxl-ndctl-remedy-namespaces.json")
+    nss = listing if isinstance(listing, list) else [listing] if listing else []
+    c.eq([(n.get("mode"), bool(n.get("blockdev"))) for n in nss], [("fsdax", True)],
+         f"ndctl list -N -r {nd}: one fsdax namespace with its block device")
+    last = res.json("cxl-check-after-namespace.json")
+    c.eq((region_verdict(last, region) or {}).get("code"), "cxl_region_ok",
+         f"the check after the namespace: {region}")
+
+
 def check_cxl(c, res):
     """The shared CXL boot, on each kernel."""
     setup = expect_setup(c, res, ("mem", "region", "nd_region", "ext4", "xfs", "devdax",
-                                  "lone", "lone_region", "unused"))
+                                  "lone", "lone_region", "unused")
+                         + (("spare", "spare_region", "spare_nd_region") if res.live else ()))
     rel = sc.kernel_release(res)
     if not c.check(rel in SHARED_CODES, f"a kernel this boot is measured on: {rel}"):
         return
@@ -285,7 +378,6 @@ def check_cxl(c, res):
          f"an nd region of the memdev without a serial (none on 7.2): {setup}")
     if not expect_overall(c, res):
         return
-    c.eq((res.check.get("nfit") or {}).get("present"), False, "nfit.present (CXL has no NFIT)")
     expect_cxl_mounts(c, res, setup)
     expect_cxl_bus(c, res, setup)
     expect_text(c, res)
@@ -293,12 +385,8 @@ def check_cxl(c, res):
     if cxl is not None:
         expect_cxl_as_kernel(c, res, cxl)
         expect_cxl_regions(c, cxl, setup)
-        unused = [v for v in cxl_verdicts(res.check) if v["code"] == "cxl_no_region"]
-        c.check(any(setup.get("unused", "?") in sc.remedy_text({"verdict": v})
-                    and "cxl create-region" in sc.remedy_text({"verdict": v})
-                    and "cxl list -R" in sc.remedy_text({"verdict": v}) for v in unused),
-                f"cxl_no_region's remedy makes a region of {setup.get('unused')} and "
-                f"checks it with `cxl list -R`: {[v.get('remedy') for v in unused]}")
+        expect_no_free_decoder(c, res, setup)
+        expect_cxl_remedies(c, res, setup)
     expect_codes(c, res, SHARED_CODES[rel])
 
 

@@ -659,6 +659,105 @@ class ProvokedWarning(unittest.TestCase):
                                       region))
 
 
+def walk_dicts(obj, fn):
+    """fn(d) on every dict inside obj."""
+    if isinstance(obj, dict):
+        fn(obj)
+        for v in obj.values():
+            walk_dicts(v, fn)
+    elif isinstance(obj, list):
+        for v in obj:
+            walk_dicts(v, fn)
+
+
+class CxlRemedies(unittest.TestCase):
+    """The shared CXL boot ran daxprobe's remedies as printed
+    (cxl_checks.expect_cxl_remedies) and tried the region daxprobe no longer
+    offers (expect_no_free_decoder): each wrong outcome must fail."""
+
+    def boots(self):
+        names = [n for n in captured() if scenario_of(n).name == "cxl"
+                 and os.path.exists(os.path.join(FIXTURES, n, "_vm", "cxl-region-remedy.rc"))]
+        self.assertTrue(names, "no cxl fixture holds the remedies' run")
+        return names
+
+    def mutants(self, files):
+        setup = scenarios.Results(files).kv("cxl-setup.txt")
+        spare, unused, region = setup["spare"], setup["unused"], setup["spare_region"]
+
+        def memdev(doc, dev, verdict):
+            for m in doc["cxl"]["memdevs"]:
+                if m["dev"] == dev:
+                    m["verdict"] = verdict
+
+        def region_code(code):
+            def m(doc):
+                for r in doc["cxl"]["regions"]:
+                    if r["dev"] == region:
+                        r["verdict"]["code"] = code
+            return m
+
+        def field(key, value):
+            return lambda doc: walk_dicts(doc, lambda d: key in d and d.__setitem__(key, value))
+
+        def swap(name, data):
+            return dict(files, **{name: data})
+
+        no_region = {"code": "cxl_no_region", "severity": "warning", "summary": "",
+                     "evidence": [], "warnings": [],
+                     "remedy": f"cxl create-region -m -t pmem -d decoder0.0 -w 1 {unused}"}
+        decoder_free = lambda d: "decoder" in d and d.pop("region", None)
+        # Each mutant, and what the failure it causes must say.
+        return {
+            "another command run": (swap("cxl-region-remedy-cmd.txt",
+                                         b"cxl create-region -m -t ram -w 1 " + spare.encode()),
+                                    f"the command run for {spare}"),
+            "create-region failed": (swap("cxl-region-remedy.rc", b"1\n"),
+                                     "create-region remedy's exit status"),
+            "region not committed": (with_json(files, "cxl-remedy-regions.json",
+                                               field("decode_state", "reset")),
+                                     f"cxl list -R -v -r {region}"),
+            "region of another size": (with_json(files, "cxl-remedy-regions.json",
+                                                 field("size", 1 << 20)),
+                                       f"cxl list -R -v -r {region}"),
+            "still no region": (with_json(files, "cxl-check-after-region.json",
+                                          lambda d: memdev(d, spare, dict(no_region))),
+                                f"no cxl_no_region for {spare}"),
+            "no namespace verdict": (with_json(files, "cxl-check-after-region.json",
+                                               region_code("cxl_region_ok")),
+                                     f"the next check: {region}"),
+            "another namespace command": (swap("cxl-namespace-remedy-cmd.txt",
+                                               b"ndctl create-namespace -m devdax -r x"),
+                                          "the command run for nd"),
+            "create-namespace failed": (swap("cxl-namespace-remedy.rc", b"1\n"),
+                                        "create-namespace remedy's exit status"),
+            "a devdax namespace": (with_json(files, "cxl-ndctl-remedy-namespaces.json",
+                                             field("mode", "devdax")), "ndctl list -N -r"),
+            "still no namespace": (with_json(files, "cxl-check-after-namespace.json",
+                                             region_code("cxl_region_no_namespace")),
+                                   "the check after the namespace"),
+            "unused offered a command": (with_doc(files, lambda d: memdev(d, unused, no_region)),
+                                         "cxl_no_region without a command"),
+            "unused's port has a free decoder": (with_json(files, "cxl-list.json",
+                                                           lambda d: walk_dicts(d, decoder_free)),
+                                                 "every decoder of"),
+            "unused region committed": (swap("cxl-unused-regions.json",
+                                             b'{"region":"region9","decode_state":"commit"}'),
+                                        f"committed a region of {unused}"),
+            "unused decoder in a region": (swap("cxl-unused-region.txt", b"region9\n"),
+                                           f"{unused}'s endpoint decoder"),
+        }
+
+    def test_real_runs_pass_and_each_mutant_fails(self):
+        for name in self.boots():
+            files = load(name)
+            self.assertEqual(failures(name, files), [], name)
+            for what, (broken, needle) in self.mutants(files).items():
+                with self.subTest(name=name, mutant=what):
+                    got = failures(name, broken)
+                    self.assertTrue(any(needle in f for f in got), got)
+
+
 class SharedBoot(unittest.TestCase):
     """A scenario that runs after another in the same boot is checked as
     itself over its own folder (/results/NAME/), and must have shipped one,

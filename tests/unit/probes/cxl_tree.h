@@ -9,9 +9,8 @@
 // it, a 4 GiB pmem-capable window, region0 committed). The captured trees
 // (tests/fixtures/cxl*, test_cxl_fixtures.cpp and "the captured cxl guests
 // get their kernel's codes") are the reference; this one stays only for
-// what the shared boot does not show (decoders_committed with one port, a
-// region left uncommitted, hostile trees) until the cxl-no-memdev and
-// cxl-no-commit boots are captured too.
+// what no captured boot shows (decoders_committed with one port, hostile
+// trees, a port's decoders made free or full at will).
 struct CxlTree : TempTree {
     static constexpr const char *kDevices = "sys/bus/cxl/devices/";
 

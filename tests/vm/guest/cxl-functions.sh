@@ -104,3 +104,33 @@ cxl_reference() {
     cxl list -vvv > $R/cxl-list.json 2> $R/cxl-list.stderr
     echo $? > $R/cxl-list.rc
 }
+
+# cxl_region_of MEM: the region MEM's endpoint decoder decodes for, as sysfs
+# says (`cxl list -R -m MEM` lists every region, not MEM's), or nothing.
+cxl_region_of() {
+    mem=$(readlink -f /sys/bus/cxl/devices/$1)
+    for d in /sys/bus/cxl/devices/decoder*; do
+        [ "$(readlink -f $d/../uport)" = "$mem" ] || continue
+        r=$(cat $d/region 2>/dev/null)
+        [ -n "$r" ] && { echo $r; return 0; }
+    done
+    return 1
+}
+
+# remedy_for JSON PREFIX WORD: the first remedy in daxprobe's JSON report JSON
+# that starts with PREFIX and names WORD (a memdev, an nd region), as printed.
+remedy_for() {
+    grep -o "\"remedy\": \"$2 [^\"]*\b$3\b[^\"]*\"" $1 | head -n1 | sed 's/^"remedy": "//; s/"$//'
+}
+
+# run_remedy NAME JSON PREFIX WORD: that remedy run verbatim by a shell, as a
+# person would paste it: $R/NAME-cmd.txt, its output $R/NAME-out.txt, its
+# exit status $R/NAME.rc.
+run_remedy() {
+    cmd=$(remedy_for $2 "$3" $4)
+    echo "$cmd" > $R/$1-cmd.txt
+    echo "+ $cmd" >> $R/commands.log
+    sh -c "$cmd" > $R/$1-out.txt 2>&1
+    echo $? > $R/$1.rc
+    nd_settle
+}

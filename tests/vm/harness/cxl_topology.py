@@ -97,11 +97,15 @@ class CxlTopology:
 
 
 # The shared `cxl` boot (tests/vm/README.md, "CXL"): cxl.1 with two root ports
-# (a memdev with a region and filesystems; one never given a region), cxl.2
-# with one (6.1 treats it as a passthrough port; no serial number).
+# (a memdev with a region and filesystems; one never given a region: QEMU 7.2
+# gives the host bridge one HDM decoder, and the first region holds it), cxl.2
+# with one (6.1 treats it as a passthrough port; no serial number), cxl.3 with
+# a memdev whose region and namespace daxprobe's remedies make (its second,
+# empty root port keeps 6.1 from treating the bridge as a passthrough).
 SHARED = CxlTopology(bridges=(
     HostBridge(ports=(Memdev(size="1G", serial=0x1), Memdev(serial=0x3))),
     HostBridge(ports=(Memdev(),)),
+    HostBridge(ports=(Memdev(serial=0x4), None)),
 ))
 # The small boots whose kernel command line or CPU differs (6.12 and later
 # need no second root port): one memdev.

@@ -209,6 +209,47 @@ TEST_CASE("pmem capacity without a region names the create-region command", "[cx
     }
 }
 
+TEST_CASE("no create-region command where a port on the path has no free decoder", "[cxl][verdict]")
+{
+    // mem1 beside mem0 on the same host bridge, whose one decoder region0
+    // holds (QEMU 7.2 gives each port one): the kernel finds no decoder
+    // for a second region there.
+    CxlTree tree;
+    tree.secondRootPort();
+    tree.region();
+    const std::string ep = std::string(CxlTree::kDevices) + "root0/port1/endpoint3/";
+    tree.write(ep + "uport/uevent", "MAJOR=251\nMINOR=1\nDEVNAME=cxl/mem1\nDEVTYPE=cxl_memdev\n");
+    tree.write(ep + "decoder3.0/mode", "none\n");
+    tree.write(ep + "decoder3.0/interleave_ways", "1\n");
+    tree.memdev("mem1", "0x3", "0x10000000");
+    Facts f = cxlFacts(tree, "6.12.57+deb13-amd64");
+    ndRegion(f, true);
+    auto verdictOf = [](const Report &report) {
+        for (const auto &m : report.cxl.memdevs)
+            if (m.memdev->dev == "mem1" && m.verdict)
+                return *m.verdict;
+        FAIL("no verdict for mem1");
+        return Verdict{};
+    };
+    Verdict v = verdictOf(evaluate(f));
+    CHECK(v.code == "cxl_no_region");
+    CHECK(v.remedy.empty());
+    REQUIRE(v.warnings.size() == 1);
+    CHECK(v.warnings[0].find("the 1 decoder(s) of port1 decode region0 already") !=
+          std::string::npos);
+    CHECK(v.evidence.back().result == "decoder1.0 of port1: region region0");
+
+    SECTION("a second, free decoder in the host bridge: the command")
+    {
+        tree.write(std::string(CxlTree::kDevices) + "root0/port1/decoder1.1/interleave_ways",
+                   "1\n");
+        Facts g = cxlFacts(tree, "6.12.57+deb13-amd64");
+        ndRegion(g, true);
+        CHECK(verdictOf(evaluate(g)).remedy ==
+              "cxl create-region -m -t pmem -d decoder0.0 -w 1 mem1 && cxl list -R");
+    }
+}
+
 TEST_CASE("the kernel's CXL refusals are problems with their cause and remedy", "[cxl][verdict]")
 {
     CxlTree tree;
@@ -275,7 +316,51 @@ std::set<std::string> codesIn(const CxlReport &cxl)
     return out;
 }
 
+// A captured guest's facts, judged.
+Report judgeFixture(const std::string &name)
+{
+    auto root = Root::open(std::string(FIXTURES_DIR) + "/" + name);
+    REQUIRE(root);
+    auto live = root->readFile("live.json", 16 << 20);
+    REQUIRE(live);
+    Facts f;
+    liveFactsFromJson(nlohmann::json::parse(*live), f);
+    readRootFacts(*root, f);
+    return evaluate(f);
+}
+
 } // namespace
+
+// The refusal boots, captured: cxl-no-memdev without pcie_ports=compat
+// (6.12), cxl-no-commit with the hypervisor bit on (7.2).
+TEST_CASE("the captured refusal boots: the kernel's line, its cause and workaround",
+          "[cxl][verdict][fixtures]")
+{
+    struct Want {
+        const char *code, *kernelWords, *remedyWords;
+    };
+    const std::map<std::string, Want> want = {
+        {"cxl-no-memdev-6.12",
+         {"cxl_memdev_missing", "Failed to get interrupt for event Info log", "pcie_ports=compat"}},
+        {"cxl-no-commit-sid",
+         {"cxl_commit_failed", "Failed to synchronize CPU cache state", "hypervisor=off"}}};
+    for (const auto &[name, w] : want) {
+        INFO("fixture " << name);
+        Report report = judgeFixture(name);
+        const Verdict *found = nullptr;
+        for (const Verdict *v : report.cxl.verdicts())
+            if (v->code == w.code)
+                found = v;
+        REQUIRE(found);
+        CHECK(found->severity == Severity::Problem);
+        bool cited = false;
+        for (const auto &e : found->evidence)
+            cited |= e.check == "kmsg" && e.result.find(w.kernelWords) != std::string::npos;
+        CHECK(cited);
+        CHECK(found->remedy.find(w.remedyWords) != std::string::npos);
+        CHECK(report.overall.code == "problems_found");
+    }
+}
 
 // The shared cxl boot, captured on each kernel (cxl-shared.md): mem0's good
 // region, a memdev never given a region, and what the kernel made of the
@@ -288,16 +373,19 @@ TEST_CASE("the captured cxl guests get their kernel's codes", "[cxl][verdict][fi
         {"cxl-sid", {"cxl_region_ok", "cxl_no_region", "cxl_no_serial"}}};
     for (const auto &[name, codes] : want) {
         INFO("fixture " << name);
-        std::string dir = std::string(FIXTURES_DIR) + "/" + name;
-        auto root = Root::open(dir);
-        REQUIRE(root);
-        auto live = root->readFile("live.json", 16 << 20);
-        REQUIRE(live);
-        Facts f;
-        liveFactsFromJson(nlohmann::json::parse(*live), f);
-        readRootFacts(*root, f);
-        Report report = evaluate(f);
+        Report report = judgeFixture(name);
         CHECK(codesIn(report.cxl) == codes);
+        // Serial 0x3 shares its host bridge's one decoder with region0: no
+        // command; serial 0x4 has a bridge of its own (the guest ran this one).
+        for (const auto &m : report.cxl.memdevs) {
+            if (m.memdev->serial != 3u && m.memdev->serial != 4u)
+                continue;
+            REQUIRE(m.verdict);
+            CHECK(m.verdict->code == "cxl_no_region");
+            CHECK(m.verdict->remedy.empty() == (m.memdev->serial == 3u));
+            CHECK(m.verdict->remedy.rfind("cxl create-region", 0) ==
+                  (m.memdev->serial == 3u ? std::string::npos : 0));
+        }
         CHECK(report.overall.code != "no_nfit");
         CHECK(report.overall.code == (name == "cxl-6.12" ? "dax_verified" : "problems_found"));
     }
