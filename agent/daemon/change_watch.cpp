@@ -98,7 +98,7 @@ void ChangeWatch::rescanBadblocks()
     for (auto &p : paths) {
         auto old = std::find_if(files_.begin(), files_.end(),
                                 [&](const BadblocksFile &f) { return f.path == p; });
-        if (old != files_.end()) {
+        if (old != files_.end() && old->fd) {
             files.push_back(std::move(*old));
             continue;
         }
@@ -175,9 +175,18 @@ void ChangeWatch::readBadblocks(std::int64_t nowMs)
 {
     for (auto &f : files_) {
         char buf[kMaxBadblocksBytes];
+        if (!f.fd)
+            continue;
         ssize_t n = ::pread(f.fd.get(), buf, sizeof(buf), 0);
-        if (n < 0)
-            continue; // the disk is going away: its uevent says so
+        if (n < 0) {
+            // Its device is gone (ENODEV): kernfs now polls EPOLLERR for
+            // good, so it leaves the set at once, not at the next rescan.
+            ::epoll_ctl(epollFd_.get(), EPOLL_CTL_DEL, f.fd.get(), nullptr);
+            f.fd.reset();
+            rescan_ = true;
+            note(nowMs, fmt::format("/{} gone", f.path));
+            continue;
+        }
         std::string_view now(buf, static_cast<std::size_t>(n));
         if (now != f.content) {
             f.content = now;
@@ -202,19 +211,28 @@ void ChangeWatch::onReadable(std::int64_t nowMs)
         readBadblocks(nowMs);
 }
 
+// The files are re-read while there are any; without uevents also to find
+// new ones.
+bool ChangeWatch::polling() const
+{
+    return options_.badblocksPollMs > 0 && (!files_.empty() || !netlinkFd_);
+}
+
 std::int64_t ChangeWatch::deadlineMs() const
 {
     std::int64_t d = std::numeric_limits<std::int64_t>::max();
     if (firstMs_ != 0)
         d = std::min(lastMs_ + options_.quietMs, firstMs_ + options_.maxDelayMs);
-    if (options_.badblocksPollMs > 0 && !files_.empty())
+    if (polling())
         d = std::min(d, nextPollMs_);
     return d;
 }
 
 std::string ChangeWatch::takeDue(std::int64_t nowMs)
 {
-    if (options_.badblocksPollMs > 0 && !files_.empty() && nowMs >= nextPollMs_) {
+    if (polling() && nowMs >= nextPollMs_) {
+        if (!netlinkFd_)
+            rescanBadblocks(); // no uevent says when a disk comes or goes
         readBadblocks(nowMs);
         nextPollMs_ = nowMs + options_.badblocksPollMs;
     }

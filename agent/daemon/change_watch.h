@@ -49,6 +49,7 @@ class ChangeWatch
     ChangeWatch(Root root, const ChangeWatchOptions &options);
     void openNetlink();
     void rescanBadblocks();
+    bool polling() const;
     void readUevents(std::int64_t nowMs);
     void readBadblocks(std::int64_t nowMs); // notes what differs from the last read
     void note(std::int64_t nowMs, std::string what);
