@@ -48,6 +48,14 @@ std::string AgentSession::fingerprint(const json &report)
         fp += fmt::format("|{}={}:{}", n.dev, n.code, n.badblocks.value_or(0));
     for (const auto &m : s.mounts)
         fp += fmt::format("|{}={}:{}", m.key, m.code, m.damagedFiles.value_or(0));
+    // A namespace or dax device reconfigured to another mode is a change
+    // even where its verdict stays (fsdax and devdax are both DAX-capable).
+    for (const auto &n : report.value("namespaces", json::array()))
+        if (n.is_object())
+            fp += fmt::format("|{}:{}", n.value("dev", ""), n.value("mode", ""));
+    for (const auto &d : report.value("dax_devices", json::array()))
+        if (d.is_object())
+            fp += fmt::format("|{}:{}", d.value("chardev", ""), d.value("mode", ""));
     return fp;
 }
 

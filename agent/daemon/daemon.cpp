@@ -118,6 +118,12 @@ Result<std::unique_ptr<AgentDaemon>> AgentDaemon::create(const DaemonOptions &op
     }
     if (options.watchMounts)
         d->mountsFd_.reset(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+    if (options.watchDevices) {
+        if (auto root = Root::open(options.root))
+            d->changes_ = ChangeWatch::create(std::move(*root), ChangeWatchOptions{});
+        else
+            spdlog::warn("device changes not watched: {}", root.error().describe());
+    }
     d->epollFd_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!d->epollFd_)
         return failf(errno, "epoll_create1");
@@ -125,6 +131,7 @@ Result<std::unique_ptr<AgentDaemon>> AgentDaemon::create(const DaemonOptions &op
         return tl::unexpected(r.error());
     d->watch(kSignal, d->signalFd_ ? d->signalFd_.get() : -1, EPOLLIN);
     d->watch(kMounts, d->mountsFd_ ? d->mountsFd_.get() : -1, EPOLLPRI);
+    d->watch(kChanges, d->changes_ ? d->changes_->fd() : -1, EPOLLIN);
     d->watch(kListen, d->listenFd_ ? d->listenFd_.get() : -1, EPOLLIN);
     return d;
 }
@@ -336,6 +343,17 @@ void AgentDaemon::runTimers()
     }
 }
 
+// A burst of device events has ended: one check, reported if it changed.
+void AgentDaemon::recheckDevices()
+{
+    std::string what = changes_ ? changes_->takeDue(monotonicMs()) : std::string();
+    if (what.empty())
+        return;
+    bool reported = session_.recheck();
+    spdlog::info("change noticed ({}): {}", what,
+                 reported ? fmt::format("report {}", session_.lastSeq()) : "no verdict changed");
+}
+
 Result<void> AgentDaemon::runOnce(int maxWaitMs)
 {
     // What is queued goes out before a check can block the loop: the greeting
@@ -352,6 +370,8 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     std::int64_t next = nextReportMs_;
     if (options_.recheckSeconds > 0)
         next = std::min(next, nextRecheckMs_);
+    if (changes_)
+        next = std::min(next, changes_->deadlineMs());
     std::int64_t wait = std::max<std::int64_t>(0, next - monotonicMs());
     if (maxWaitMs >= 0)
         wait = std::min<std::int64_t>(wait, maxWaitMs);
@@ -368,13 +388,16 @@ Result<void> AgentDaemon::runOnce(int maxWaitMs)
     for (int i = 0; i < n; ++i)
         revents[evs[i].data.u32] |= evs[i].events;
     auto rev = [&](Tag t) { return revents[t]; };
-    constexpr Tag iSig = kSignal, iMounts = kMounts, iPort = kPort, iListen = kListen,
-                  iClient = kClient;
+    constexpr Tag iSig = kSignal, iMounts = kMounts, iChanges = kChanges, iPort = kPort,
+                  iListen = kListen, iClient = kClient;
 
     if (rev(iSig) & EPOLLIN)
         handleSignals();
     if (rev(iMounts) & (EPOLLPRI | EPOLLERR))
         session_.recheck(); // a mount came or went: has a verdict changed?
+    if (rev(iChanges) & EPOLLIN)
+        changes_->onReadable(monotonicMs());
+    recheckDevices(); // when a burst of device events went quiet
     // A SIGIO handled above may already have seen the host go and a new one
     // come: then these revents describe the old connection and must not
     // disconnect the new one.

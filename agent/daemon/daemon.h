@@ -5,6 +5,7 @@
 #include <string>
 
 #include "agent/daemon/agent_session.h"
+#include "agent/daemon/change_watch.h"
 #include "base/result.h"
 #include "base/safe_files.h"
 #include "base/unique_fd.h"
@@ -22,6 +23,7 @@ struct DaemonOptions {
     std::size_t maxPending = 64;
     bool handleSignals = true; // SIGTERM/SIGINT/SIGIO via signalfd (off in in-process tests)
     bool watchMounts = true;   // re-check when /proc/self/mountinfo changes
+    bool watchDevices = true;  // re-check on nd/dax/cxl/block uevents and badblocks changes
     bool activeChecks = true;  // the check's MAP_SYNC probe (an unnamed O_TMPFILE)
 };
 
@@ -58,7 +60,7 @@ class AgentDaemon
     void setAsync(bool on);
     // What epoll watches, by tag: registered once (signals, mounts, listener)
     // or as the connection changes (port, client).
-    enum Tag : std::uint32_t { kSignal, kMounts, kPort, kListen, kClient, kTags };
+    enum Tag : std::uint32_t { kSignal, kMounts, kChanges, kPort, kListen, kClient, kTags };
     void watch(Tag tag, int fd, std::uint32_t events);
     void readFrom(int fd);
     void flush();
@@ -66,6 +68,7 @@ class AgentDaemon
     void acceptClient();
     void handleSignals();
     void runTimers();
+    void recheckDevices();
     void logNewReports();
 
     DaemonOptions options_;
@@ -73,8 +76,9 @@ class AgentDaemon
     std::string path_;
     UniqueFD signalFd_;
     UniqueFD mountsFd_;
-    UniqueFD portFd_;     // virtio port: open for the daemon's whole life
-    UniqueFD listenFd_;   // --listen mode
+    std::unique_ptr<ChangeWatch> changes_; // uevents, badblocks files
+    UniqueFD portFd_;                      // virtio port: open for the daemon's whole life
+    UniqueFD listenFd_;                    // --listen mode
     ParentDir listenDir_; // the socket's directory, held: removed from there at exit
     FileId listenId_;     // the socket node bound, the only one removed
     UniqueFD clientFd_;   // --listen mode: at most one host at a time

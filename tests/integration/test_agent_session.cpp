@@ -206,6 +206,23 @@ TEST_CASE("recheck reports only when a verdict changes", "[agent][session]")
     CHECK_FALSE(f.session.recheck());
 }
 
+TEST_CASE("recheck reports a namespace or dax device in another mode", "[agent][session]")
+{
+    // fsdax -> devdax keeps the namespace's verdict: the mode is the change.
+    Fixture f;
+    f.report["namespaces"] = json::array({{{"dev", "namespace0.0"}, {"mode", "fsdax"}}});
+    f.report["dax_devices"] = json::array();
+    f.session.produceReport("start");
+    f.report["namespaces"][0]["mode"] = "devdax";
+    CHECK(f.session.recheck());
+    CHECK_FALSE(f.session.recheck());
+    f.report["dax_devices"] = json::array({{{"chardev", "dax0.0"}, {"mode", "devdax"}}});
+    CHECK(f.session.recheck());
+    f.report["dax_devices"][0]["mode"] = "system-ram";
+    CHECK(f.session.recheck());
+    CHECK(f.session.lastSeq() == 4);
+}
+
 TEST_CASE("a slow host cannot grow the output without bound", "[agent][session]")
 {
     AgentSession s({"m", "h", "ab", "v"},

@@ -64,6 +64,7 @@ DaemonOptions portOptions(const std::string &path, bool signals)
     o.recheckSeconds = 0;
     o.handleSignals = signals;
     o.watchMounts = false;
+    o.watchDevices = false;
     return o;
 }
 

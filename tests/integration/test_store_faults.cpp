@@ -101,6 +101,7 @@ std::unique_ptr<AgentDaemon> makeBigAgent(const std::string &socket, BigGuest &g
     o.recheckSeconds = 0;
     o.handleSignals = false;
     o.watchMounts = false;
+    o.watchDevices = false;
     auto a = AgentDaemon::create(o, {"m-" + stream, "h-" + stream, stream, "test"}, guest.hooks());
     REQUIRE(a);
     return std::move(*a);

@@ -12,6 +12,7 @@ See tests/vm/README.md.
 import json
 
 import badblocks_checks
+import change_checks
 import collector_scenario
 import cxl_checks
 import erofs_checks
@@ -504,10 +505,15 @@ def agent_reconnect_host(guest, log):
     b.close()
     wait_agent_released(guest, 2, t)
     log("[agent-reconnect] connection 2: greeting, report resent, acked, ping")
-    guest.tell_guest("done")
-    return {"agent.json": json.dumps({"greeting1": g1, "report1": r1, "check1": c1,
-                                      "greeting2": g2, "report2": r2, "ack2": a2,
-                                      "ping3": p3, "dropped": dropped1 + dropped2})}
+    guest.done.wait(RECONNECT_BACKOFF_S)
+    try:
+        out = change_checks.agent_changes_host(guest, log, t)
+    finally:
+        guest.tell_guest("done")
+    out["agent.json"] = json.dumps({"greeting1": g1, "report1": r1, "check1": c1,
+                                    "greeting2": g2, "report2": r2, "ack2": a2,
+                                    "ping3": p3, "dropped": dropped1 + dropped2})
+    return out
 
 
 def check_agent_reconnect(c, res):
@@ -535,12 +541,14 @@ def check_agent_reconnect(c, res):
     log = res.text("agent.log")
     # A connection QEMU dropped before the greeting (retried by the actor) may
     # or may not have reached the agent; every connect it saw must end.
+    # The third: the collector of the changes (change_checks).
     connects = log.count("host connected")
-    c.check(2 <= connects <= 2 + a.get("dropped", 0),
-            f"connects the agent logged: {connects}, want 2 plus at most "
+    c.check(3 <= connects <= 3 + a.get("dropped", 0),
+            f"connects the agent logged: {connects}, want 3 plus at most "
             f"{a.get('dropped', 0)} dropped")
     c.eq(log.count("host disconnected"), connects, "disconnects the agent logged")
-    c.eq(res.text("host-said.txt").strip(), "done", "guest heard the host's done")
+    c.eq(res.text("host-said.txt").split(), ["changes", "done"], "guest heard the host")
+    change_checks.check_agent_changes(c, res)
     # The one-shot check in the same guest agrees.
     if expect_document(c, res, 0, "dax_verified"):
         expect_dax_active(c, res)

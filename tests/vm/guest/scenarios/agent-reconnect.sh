@@ -1,12 +1,56 @@
 # fsdax + ext4 -o dax, then `daxprobe agent` on org.daxprobe.agent.0. The host
 # (scenarios.agent_reconnect_host) connects, takes the greeting and the start
 # report without acknowledging it, runs `check`, disconnects, reconnects, gets
-# the unacknowledged report again and acknowledges it.
+# the unacknowledged report again and acknowledges it. Then the real collector
+# connects and the guest changes what the agent watches (agent_changes below,
+# tests/vm/change_checks.py): each change must reach the collector as a
+# `change` report, the namespace and devdax ones through the kernel's uevents.
 scenario_prepare() {
     run ndctl create-namespace -f -e namespace0.0 -m fsdax
     dev=$(first_pmem)
     mkfs_dev ext4 $dev
     mount_dev ext4 $dev dax
+}
+
+# wait_log PATTERN COUNT: bounded wait (60 s) for the agent's log (grep -c).
+wait_log() {
+    i=0
+    while [ $i -lt 1200 ]; do
+        [ "$(grep -c "$1" $R/agent.log)" -ge "$2" ] && return 0
+        grep -q DAXPROBE-AGENT-EXIT $R/agent.log && return 1
+        sleep 0.05; i=$((i + 1))
+    done
+    echo "timeout waiting for '$1' x$2" >> $R/steps.log
+    return 1
+}
+
+# change_step CMD...: runs CMD, then waits for the agent to queue one more
+# report (every step changes a verdict or a mode, so each makes one).
+change_step() {
+    n=$(grep -c ' queued (' $R/agent.log)
+    run "$@"
+    wait_log ' queued (' $((n + 1))
+}
+
+# A remount without DAX (the mount table), a namespace made devdax and that
+# devdax given to the page allocator (uevents only: no timer runs, the
+# agent's interval is an hour and its re-check off).
+agent_changes() {
+    dev=$(first_pmem)
+    change_step umount $PMEM_MNT
+    change_step mount -t ext4 $dev $PMEM_MNT
+    change_step umount $PMEM_MNT
+    run modprobe kmem
+    u=$(grep -c 'change noticed (uevent' $R/agent.log)
+    run ndctl create-namespace -f -e namespace0.0 -m devdax
+    wait_log 'change noticed (uevent' $((u + 1))
+    u=$(grep -c 'change noticed (uevent' $R/agent.log)
+    run daxctl reconfigure-device --mode=system-ram --force dax0.0
+    wait_log 'change noticed (uevent' $((u + 1))
+    daxctl list > $R/daxctl-after.json 2>&1
+    # The host waits until the collector stored each change (a burst that
+    # outlasted the agent's debounce may have made one more report).
+    echo "DAXPROBE-CHANGES-DONE" > /dev/console
 }
 
 scenario_after() {
@@ -19,6 +63,10 @@ scenario_after() {
       echo "DAXPROBE-AGENT-EXIT rc=$?" ) | tee $R/agent.log > /dev/console &
     # Until the host actor is done with its connections (bounded).
     wait_host 150 > $R/host-said.txt
+    if grep -q '^changes' $R/host-said.txt; then
+        agent_changes
+        wait_host 150 >> $R/host-said.txt
+    fi
     pid=$(pidof daxprobe)
     [ -n "$pid" ] && kill -TERM $pid
     wait

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""A change in the guest to the collector storing the changed report.
+
+  PYTHONPATH=tests/vm bench/change_bench.py [BUILDDIR] [--changes 20] [--results-dir DIR]
+
+One guest of the VM test bed (Debian 12's 6.1 under TCG, a 512 MiB NVDIMM,
+fsdax + ext4 -o dax) runs `daxprobe agent` with no timer that could report
+(bench/guest/change-bench.sh); the host runs the real `daxprobe-collector` on
+its port. For each kind, N changes one after the other: a remount (dax on,
+off), a bad-block injection (/sys/block/pmem0/badblocks), `ndctl
+create-namespace` (devdax, fsdax) and `daxctl reconfigure-device`
+(system-ram, devdax). Both ends on the host's clock: the host asks the
+guest to run the command (t_ask), sees its end on the console (t_end), and
+timestamps the collector's log line of the first stored report that shows
+the new state (t_stored; checked with `query`). The change happens between
+t_ask and t_end, so the latency lies between t_stored - t_end (given as the
+figure) and t_stored - t_ask. Goal: p99 <= 1 s per kind.
+Exit 0 (numbers produced), 1 (failed), 77 (cannot run here, reason printed).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import result_file
+from collector_scenario import CollectorProc, collector_binary
+from harness import images, mkinitramfs
+from harness.guest import Guest, GuestError, Skip
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _mount(rep):
+    return next((m for m in rep.get("mounts") or [] if m.get("mount_point") == "/mnt/pmem"), {})
+
+
+def _ns(rep):
+    return next((n for n in rep.get("namespaces") or [] if n.get("dev") == "namespace0.0"), {})
+
+
+def _dax(rep):
+    return next((d for d in rep.get("dax_devices") or [] if d.get("chardev") == "dax0.0"), {})
+
+
+# kind: i -> what the stored report must show after change i.
+KINDS = {
+    "remount": lambda i: lambda r: (_mount(r).get("verdict") or {}).get("code")
+    == ("dax_active" if i % 2 else "dax_not_requested"),
+    "badblocks": lambda i: lambda r: _ns(r).get("badblock_count") == 8 * (i + 1),
+    "namespace": lambda i: lambda r: _ns(r).get("mode") == ("fsdax" if i % 2 else "devdax"),
+    "daxctl": lambda i: lambda r: _dax(r).get("mode") == ("devdax" if i % 2 else "system-ram"),
+}
+
+
+class TimedCollector(CollectorProc):
+    """The collector, each log line with the host's monotonic time it arrived."""
+
+    def __init__(self, *args):
+        self.times = []
+        super().__init__(*args)
+
+    def _read(self, log):
+        for line in self.proc.stderr:
+            if not line.endswith("\n"):
+                break
+            with self.cond:
+                self.times.append(time.monotonic())
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.eof = True
+            self.cond.notify_all()
+
+
+def latest(binary, state, n):
+    q = subprocess.run([binary, "query", "--state-dir", state, "--json", "--vm", "guest",
+                        "--limit", str(n)], capture_output=True, text=True, timeout=60)
+    return json.loads(q.stdout or "{}").get("reports", [])
+
+
+def wait_stored(coll, binary, state, after_seq, shows, timeout):
+    """(host time of the stored line, seq) of the first report after after_seq
+    that shows the change; woken by the collector's lines, never a timer."""
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while True:
+        with coll.cond:
+            coll.cond.wait_for(lambda: len(coll.lines) > seen or coll.eof,
+                               max(0.0, deadline - time.monotonic()))
+            lines, times = list(coll.lines), list(coll.times)
+        seen = len(lines)
+        for r in sorted(latest(binary, state, 8), key=lambda r: r.get("seq", 0)):
+            if r.get("seq", 0) > after_seq and shows(r.get("report") or {}):
+                # The line that logged this seq: its arrival is t_stored.
+                tag = f"/{r['seq']} ("
+                at = next((t for l, t in zip(lines, times) if tag in l), None)
+                if at is not None:
+                    return at, r["seq"]
+        if coll.eof or time.monotonic() > deadline:
+            raise GuestError(f"no stored report showed the change within {timeout} s")
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(p / 100 * len(xs) + 0.5) - 1))]
+
+
+def run(args):
+    vm_dir = os.path.join(args.builddir, "tests", "vm")
+    info, _ = images.guest_inputs(vm_dir)
+    deb = mkinitramfs.find_guest_deb(os.path.join(args.builddir, "deb"))
+    out = os.path.abspath(os.path.join(args.builddir, "change-bench"))
+    os.makedirs(out, exist_ok=True)
+    base = os.path.join(out, "initramfs-base.cpio")
+    mkinitramfs.build(info, deb, images.GUEST_DIR, base)
+    extra = mkinitramfs.Image()
+    extra.add_file("/daxprobe-vm/scenarios/change-bench.sh",
+                   os.path.join(HERE, "guest", "change-bench.sh"), 0o644)
+    extra.write(os.path.join(out, "initramfs-extra.cpio"))
+    initrd = os.path.join(out, "initramfs-change-bench.cpio")
+    with open(initrd, "wb") as f:
+        for part in (base, os.path.join(out, "initramfs-extra.cpio")):
+            with open(part, "rb") as p:
+                f.write(p.read())
+    g = Guest(info["vmlinux"], initrd, "change-bench")
+    binary = collector_binary(g)
+    rec = {k: {"from_end": [], "from_ask": [], "failed": 0} for k in KINDS}
+    with g, tempfile.TemporaryDirectory(prefix="dxcoll-") as state:
+        coll = TimedCollector(binary, g.agent_sock, state, lambda m: None)
+        try:
+            g.wait_console("BENCH-AGENT-STARTED", 1, args.timeout)
+            coll.wait_for("/1 (", args.timeout)
+            for kind, target in KINDS.items():
+                if kind == "daxctl":
+                    g.tell_guest("devdax 0")
+                    g.wait_console_match(rb"BENCH-CMD-END devdax 0 0$", args.timeout)
+                    wait_stored(coll, binary, state, 0, lambda r: _ns(r).get("mode") == "devdax",
+                                args.timeout)
+                for i in range(args.changes):
+                    before = max((r.get("seq", 0) for r in latest(binary, state, 1)), default=0)
+                    t_ask = time.monotonic()
+                    g.tell_guest(f"{kind} {i}")
+                    m = g.wait_console_match(rf"BENCH-CMD-END {kind} {i} (\d+)$".encode(),
+                                             args.timeout)
+                    t_end = time.monotonic()
+                    if m.group(1) != b"0":
+                        rec[kind]["failed"] += 1
+                        print(f"{kind} {i}: the command failed", flush=True)
+                        continue
+                    t_stored, seq = wait_stored(coll, binary, state, before, target(i),
+                                                args.timeout)
+                    rec[kind]["from_end"].append(round((t_stored - t_end) * 1000, 1))
+                    rec[kind]["from_ask"].append(round((t_stored - t_ask) * 1000, 1))
+                    print(f"{kind} {i}: seq {seq}, {rec[kind]['from_end'][-1]} ms after the "
+                          f"command ended, {rec[kind]['from_ask'][-1]} ms after asking", flush=True)
+            g.tell_guest("done")
+            g.wait(args.timeout)
+        finally:
+            coll.stop()
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("builddir", nargs="?", default="build")
+    ap.add_argument("--changes", type=int, default=20)
+    ap.add_argument("--timeout", type=float, default=240)
+    ap.add_argument("--results-dir")
+    args = ap.parse_args()
+    try:
+        load = os.getloadavg()[0]
+        rec = run(args)
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return 77
+    except GuestError as e:
+        print(f"FAIL: {e}")
+        return 1
+    figures = []
+    for kind, r in rec.items():
+        if not r["from_end"]:
+            print(f"FAIL: {kind}: no change measured")
+            return 1
+        # No floor: each figure is read against the goal; the second is the
+        # upper bound (the command's own run under TCG included).
+        for p in (50, 99):
+            figures.append(result_file.figure(
+                f"{kind} p{p}, command end to stored", "ms", pct(r["from_end"], p),
+                None, None, None, None, "<= 1000 ms"))
+        for p in (50, 99):
+            figures.append(result_file.figure(
+                f"{kind} p{p}, asked to stored (the command's run included)", "ms",
+                pct(r["from_ask"], p), None, None, None, None))
+    result_file.write(
+        "change-latency", figures, results_dir=args.results_dir,
+        conditions=f"load {load:.1f} at the start, TCG, one vCPU; {args.changes} changes per kind; "
+        f"commands failed: { {k: r['failed'] for k, r in rec.items()} }; samples (ms from the "
+        f"command's end): { {k: r['from_end'] for k, r in rec.items()} }")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
