@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "base/text_escape.h"
+#include "probes/judges/media_errors.h"
 
 namespace daxprobe
 {
@@ -178,6 +179,8 @@ void appendNamespacesAndMounts(std::string &out, const Report &report, const Sty
             fmt::format("  {:<14} {:<7} {:<12} size {}{}{}\n", printable(n.dev), printable(n.mode),
                         printable(dev), size(n.size), n.align ? ", align " + size(n.align) : "",
                         n.map.empty() ? "" : ", map " + printable(n.map));
+        if (!n.badRanges.empty())
+            out += fmt::format("    media errors: {}\n", printable(mediaErrorText(n)));
         appendVerdict(out, nr.verdict, st, "    ");
     }
 

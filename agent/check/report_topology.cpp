@@ -1,5 +1,7 @@
 #include "agent/check/report_topology.h"
 
+#include "probes/judges/media_errors.h"
+
 namespace daxprobe
 {
 
@@ -48,6 +50,10 @@ json namespaceReportJson(const NdNamespace &n)
     putString(j, "uuid", n.uuid);
     putString(j, "blockdev", n.blockdev);
     putString(j, "chardev", n.chardev);
+    // null: bad blocks counted, their places unknown (a capture from before they were read)
+    j["media_errors"] = n.badRanges.empty() && n.badblockCount ? json() : json::array();
+    for (const auto &b : mediaErrorBytes(n))
+        j["media_errors"].push_back({{"offset", b.offset}, {"length", b.length}});
     return j;
 }
 

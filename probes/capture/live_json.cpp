@@ -60,6 +60,8 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"error", Kind::String},
         {"dev", Kind::String},
         {"provider", Kind::String},
+        {"commands", Kind::String},
+        {"bad_ranges", Kind::Array},
         {"bus", Kind::String},
         {"type", Kind::String},
         {"size", Kind::Unsigned},
@@ -179,6 +181,12 @@ Result<void> validateLiveJson(const json &j)
             for (std::size_t i = 0; i < d->size(); ++i)
                 if (auto r =
                         checkList((*d)[i], "regions", "topology.dimms[" + std::to_string(i) + "]");
+                    !r)
+                    return r;
+        if (auto n = it->find("namespaces"); n != it->end())
+            for (std::size_t i = 0; i < n->size(); ++i)
+                if (auto r = checkList((*n)[i], "bad_ranges",
+                                       "topology.namespaces[" + std::to_string(i) + "]");
                     !r)
                     return r;
     }

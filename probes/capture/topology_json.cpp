@@ -49,12 +49,14 @@ void getOptional(const nlohmann::json &j, const char *key, std::optional<T> &out
 void to_json(nlohmann::json &j, const NdBus &b)
 {
     j = {{"dev", b.dev}, {"provider", b.provider}};
+    putString(j, "commands", b.commands);
 }
 
 void from_json(const nlohmann::json &j, NdBus &b)
 {
     b.dev = getString(j, "dev");
     b.provider = getString(j, "provider");
+    b.commands = getString(j, "commands");
 }
 
 void to_json(nlohmann::json &j, const NdRegion &r)
@@ -95,6 +97,9 @@ void to_json(nlohmann::json &j, const NdNamespace &n)
     putString(j, "uuid", n.uuid);
     putString(j, "blockdev", n.blockdev);
     putString(j, "chardev", n.chardev);
+    j["bad_ranges"] = nlohmann::json::array();
+    for (const auto &r : n.badRanges)
+        j["bad_ranges"].push_back({{"sector", r.sector}, {"count", r.count}});
 }
 
 void from_json(const nlohmann::json &j, NdNamespace &n)
@@ -109,6 +114,9 @@ void from_json(const nlohmann::json &j, NdNamespace &n)
     n.blockdev = getString(j, "blockdev");
     n.chardev = getString(j, "chardev");
     n.badblockCount = getU64(j, "badblock_count");
+    if (auto it = j.find("bad_ranges"); it != j.end() && it->is_array())
+        for (const auto &r : *it)
+            n.badRanges.push_back({getU64(r, "sector"), getU64(r, "count")});
 }
 
 // daxctl list's names; its memory block fields only where daxctl shows them.

@@ -5,6 +5,7 @@
 #include "probes/judges/bounce_buffer.h"
 #include "probes/judges/dax_refusals.h"
 #include "probes/judges/dimm_verdict.h"
+#include "probes/judges/media_errors.h"
 #include "probes/judges/remedies.h"
 #include "probes/judges/virtio_pmem.h"
 #include "probes/readers/root_facts.h"
@@ -117,13 +118,6 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
                 createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
         else
             v.warnings.push_back(tooSmallToReconfigure(ns));
-    }
-    if (ns.badblockCount > 0) {
-        if (v.severity == Severity::Ok)
-            v.severity = Severity::Warning;
-        v.warnings.push_back(fmt::format("{} bad blocks: reads there fail with EIO (ndctl list "
-                                         "--media-errors -n {}; ndctl clear-errors)",
-                                         ns.badblockCount, ns.dev));
     }
     return v;
 }
@@ -388,6 +382,20 @@ MountReport describeMount(const Facts &facts, const Report &report, const MountE
     return mr;
 }
 
+// A filesystem on the namespace's disk or one of its partitions.
+bool isMounted(const Facts &facts, const NdNamespace &ns)
+{
+    if (ns.blockdev.empty())
+        return false;
+    for (const auto &m : facts.mounts) {
+        const BlockDevFacts *b = facts.blockdevByNumber(m.major, m.minor);
+        if (b && b->name.rfind(ns.blockdev, 0) == 0 &&
+            (b->name == ns.blockdev || b->name[ns.blockdev.size()] == 'p'))
+            return true;
+    }
+    return false;
+}
+
 // What was read, shown as found.
 void describeSystem(const Facts &facts, Report &report)
 {
@@ -537,9 +545,11 @@ Report evaluate(const Facts &facts)
     Report report;
     describeSystem(facts, report);
     report.cxl = judgeCxl(facts);
-    for (const auto &ns : facts.topology.namespaces)
-        report.namespaces.push_back(
-            {&ns, judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev))});
+    for (const auto &ns : facts.topology.namespaces) {
+        Verdict v = judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev));
+        judgeMediaErrors(ns, {isMounted(facts, ns), facts.topology.busOf(ns)}, v);
+        report.namespaces.push_back({&ns, std::move(v)});
+    }
     for (const auto &m : facts.mounts) {
         if (!isDaxCandidate(facts, m))
             continue;

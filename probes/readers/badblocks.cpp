@@ -38,16 +38,12 @@ namespace
 {
 
 // The bus of the namespace's region, and whether it can clear poison.
-void readBus(const Root &root, const Topology &topology, const NdNamespace &ns, BadblockDevice &d)
+void readBus(const Topology &topology, const NdNamespace &ns, BadblockDevice &d)
 {
-    for (const auto &r : topology.regions)
-        if (r.dev == ns.region)
-            d.bus = r.bus;
-    for (const auto &b : topology.buses)
-        if (b.dev == d.bus) {
-            auto commands = root.readAttr("sys/bus/nd/devices/" + b.dev + "/commands");
-            d.clearsPoison = clearsPoison(b.provider, commands ? *commands : std::string());
-        }
+    if (const NdBus *b = topology.busOf(ns)) {
+        d.bus = b->dev;
+        d.clearsPoison = clearsPoison(b->provider, b->commands);
+    }
 }
 
 // The disk or partition under sys/block/<disk>, with its number and extent.
@@ -82,7 +78,7 @@ std::vector<BadblockDevice> readBadblockDevices(const Root &root, const Topology
         if (!text || !ranges || ranges->empty())
             continue;
         BadblockDevice disk{ns.blockdev, ns.blockdev, 0, 0, 0, 0, *ranges};
-        readBus(root, topology, ns, disk);
+        readBus(topology, ns, disk);
         if (readDevice(root, dir, false, disk))
             out.push_back(disk);
         auto entries = root.listDir(dir);

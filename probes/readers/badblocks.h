@@ -13,16 +13,8 @@
 namespace daxprobe
 {
 
-constexpr std::uint64_t kSectorSize = 512;
-
-// One line of a disk's `badblocks` file: 512-byte sectors from the start of
-// the whole disk (not of a partition).
-struct BadRange {
-    std::uint64_t sector = 0;
-    std::uint64_t count = 0;
-    bool operator==(const BadRange &) const = default;
-};
-
+// A `badblocks` file (a disk's: sectors from the start of the whole disk,
+// not of a partition; a region's: from the region's start):
 // "SECTOR COUNT" per line (block/badblocks.c badblocks_show); anything else
 // is an error naming the line.
 Result<std::vector<BadRange>> parseBadblocks(std::string_view text);

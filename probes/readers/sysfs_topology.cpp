@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "probes/readers/dax_device.h"
+#include "probes/readers/media_errors.h"
 #include "probes/readers/text_util.h"
 
 namespace daxprobe
@@ -206,8 +207,7 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
                 ns.uuid = u;
         }
     }
-    if (!ns.blockdev.empty())
-        ns.badblockCount = badblockSum(root, "sys/block/" + ns.blockdev + "/badblocks");
+    readMediaErrors(root, regionPath, claim ? regionPath + "/" + claim->name : path, ns);
     return true;
 }
 
@@ -307,7 +307,8 @@ Topology readTopologyFromSysfs(const Root &root)
         // libndctl does before it trusts "enabled"), so a namespace created a
         // moment ago is not reported idle.
         (void)root.readAttr(busPath + "/wait_probe");
-        topo.buses.push_back({b.name, attr(root, busPath + "/provider")});
+        topo.buses.push_back(
+            {b.name, attr(root, busPath + "/provider"), attr(root, busPath + "/commands")});
         auto entries = root.listDir(busPath);
         if (!entries)
             continue;

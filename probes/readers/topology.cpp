@@ -19,4 +19,14 @@ const NdNamespace *Topology::namespaceByBlockdev(const std::string &blockdev) co
     return nullptr;
 }
 
+const NdBus *Topology::busOf(const NdNamespace &ns) const
+{
+    for (const auto &r : regions)
+        if (r.dev == ns.region)
+            for (const auto &b : buses)
+                if (b.dev == r.bus)
+                    return &b;
+    return nullptr;
+}
+
 } // namespace daxprobe

@@ -16,6 +16,16 @@ namespace daxprobe
 struct NdBus {
     std::string dev;      // ndbus0
     std::string provider; // ACPI.NFIT
+    std::string commands; // its `commands` attribute: ars_start, clear_error, ...
+};
+
+constexpr std::uint64_t kSectorSize = 512;
+
+// A run of bad 512-byte sectors (block/badblocks.c's unit).
+struct BadRange {
+    std::uint64_t sector = 0;
+    std::uint64_t count = 0;
+    bool operator==(const BadRange &) const = default;
 };
 
 struct NdRegion {
@@ -41,6 +51,9 @@ struct NdNamespace {
     std::string blockdev; // pmem0 (fsdax, sector, raw)
     std::string chardev;  // dax0.0 (devdax)
     std::uint64_t badblockCount = 0;
+    // Its media errors in sectors from the start of its data (sector 0 of
+    // /dev/pmemX, byte 0 of /dev/daxX.Y): ndctl list --media-errors' units.
+    std::vector<BadRange> badRanges;
 };
 
 // A device-DAX character device as `daxctl list` shows it (dax_device.h).
@@ -69,6 +82,7 @@ struct Topology : EvidenceOutcome {
 
     const NdNamespace *namespaceByBlockdev(const std::string &blockdev) const;
     const DaxDevice *daxDeviceByChardev(const std::string &chardev) const;
+    const NdBus *busOf(const NdNamespace &ns) const; // through its region
 };
 
 } // namespace daxprobe

@@ -68,9 +68,12 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                  "profile.json", "profile.rc", "profile-dd.json", "profile-dd.rc",
                  "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc",
                  "mount-first.txt", "mountinfo-first.txt", "regions.txt", "ndctl-full.json",
+                 "boot-lead",
                  "ndctl-full-before.json") + tuple(
                      n for n in files if n.startswith(("host/", "kernel-", "refusal-", "badblocks-",
-                                                       "erofs-", "cxl-", "mount-", "check-text"))):
+                                                       "erofs-", "cxl-", "mount-", "check-text",
+                                                       "media-errors-", "ars-", "clear-cmds",
+                                                       "read-", "check-after"))):
         if name in files:
             os.makedirs(os.path.dirname(os.path.join(meta, name)), exist_ok=True)
             with open(os.path.join(meta, name), "wb") as f:
@@ -206,6 +209,13 @@ def main():
             log(files.get("check.txt", b"(no human report)\n").decode(errors="replace"))
         if args.capture:
             store_capture(run_name, files, args.fixtures, args.daxprobe)
+            # The boot's later scenarios (`then`) captured too: each its own fixture.
+            for name in scenario.then:
+                sub = scenarios.sub_results(files, name)
+                if sub is not None:
+                    sub["boot-lead"] = args.scenario.encode()  # test_checks: a later scenario
+                    store_capture(name + KERNEL_SUFFIX[args.kernel], sub, args.fixtures,
+                                  args.daxprobe)
         if args.no_assert:
             return 0
 

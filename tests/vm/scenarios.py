@@ -17,6 +17,7 @@ import collector_scenario
 import cxl_checks
 import erofs_checks
 import evidence_checks
+import nfit_ars_checks
 import nfit_checks
 import package_checks
 import verdict_checks
@@ -641,7 +642,9 @@ SCENARIOS = {s.name: s for s in [
              host=verdict_checks.virtio_pmem_host),
     # The kernel's NVDIMM test bus (kernel tag nfit): no QEMU NVDIMM; its
     # vmalloc()ed DIMMs need the memory.
-    Scenario("nfit-test", nfit_checks.check_nfit_test, nvdimm=False, memory="1G"),
+    Scenario("nfit-test", nfit_checks.check_nfit_test, nvdimm=False, memory="1G",
+             then=("nfit-ars",)),
+    Scenario("nfit-ars", nfit_ars_checks.check_nfit_ars, nvdimm=False, memory="1G"),
     # CXL type-3 pmem (issue 33): one shared boot per kernel, and the two
     # whose kernel command line or CPU must differ.
     Scenario("cxl", cxl_checks.check_cxl, nvdimm=False, cxl=cxl_topology.SHARED),

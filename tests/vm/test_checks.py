@@ -52,13 +52,22 @@ def with_json(files, fname, mutate):
 
 
 def scenario_of(name):
-    """A fixture's scenario: NAME, or NAME-6.12 or NAME-sid when captured on Debian 13 or 14"""
-    return scenarios.SCENARIOS.get(name) or scenarios.SCENARIOS.get(
+    """A fixture's scenario: NAME, or NAME-6.12, NAME-sid or NAME-nfit when captured on Debian
+    13, 14 or the nfit_test kernel"""
+    found = scenarios.SCENARIOS.get(name) or scenarios.SCENARIOS.get(
         name.removesuffix("-6.12").removesuffix("-sid"))
+    if found is None and name.endswith("-nfit"):
+        # Only the nfit boot's later scenarios: nfit-test-nfit predates its checks.
+        found = scenarios.SCENARIOS.get(name.removesuffix("-nfit"))
+        return found if found and any(found.name in s.then
+                                      for s in scenarios.SCENARIOS.values()) else None
+    return found
 
 
 def failures(name, files):
-    c, _ = scenarios.run_checks(scenario_of(name), files)
+    # A fixture captured as a later scenario of a shared boot (run_scenario's
+    # boot-lead file) has its own slice of the boot's kernel log.
+    c, _ = scenarios.run_checks(scenario_of(name), files, later="boot-lead" in files)
     return c.failures
 
 

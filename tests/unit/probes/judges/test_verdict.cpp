@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "probes/judges/media_errors.h"
 #include "probes/judges/verdict.h"
 #include "tests/unit/probes/judges/judge_mount.h"
 
@@ -118,6 +119,8 @@ TEST_CASE("namespaces: small align and bad blocks are warnings", "[verdict]")
     ns = fsdaxNs();
     ns.badblockCount = 8;
     v = judgeNamespace(ns);
+    CHECK(v.severity == Severity::Ok);
+    judgeMediaErrors(ns, {}, v); // evaluate() adds them (test_media_errors.cpp)
     CHECK(v.severity == Severity::Warning);
     CHECK_THAT(v.warnings[0], Catch::Contains("8 bad blocks"));
 }
