@@ -79,9 +79,13 @@ void MetricsRegistry::applyReport(VmMetrics &m, const protocol::ReportSummary &r
         // The DIMM's name becomes a label: a bounded number of them.
         if (m.dimms.size() >= kMaxDimms || d.dev.empty())
             break;
+        std::string health; // an unknown state is dropped, not a new label value
+        for (const char *known : protocol::kDimmHealthStates)
+            if (d.healthState == known)
+                health = known;
         for (const char *known : protocol::kDimmCodes)
             if (d.code == known)
-                m.dimms[d.dev] = {d.code, d.dirtyShutdown};
+                m.dimms[d.dev] = {d.code, d.dirtyShutdown, health, d.shutdownCount};
     }
     m.badblocks = badblocksOf(report);
 }
@@ -137,6 +141,30 @@ void appendVerdicts(std::string &out, const Vms &vms)
     });
 }
 
+// Each DIMM's SMART health (ndctl's states) and live unsafe-shutdown count,
+// where the DIMM gives them.
+void appendDimmHealth(std::string &out, const Vms &vms)
+{
+    family(out, "daxprobe_vm_dimm_health", "gauge",
+           "1 for each DIMM's current SMART health state, 0 for the others");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
+        for (const auto &[dev, d] : m.dimms)
+            if (!d.health.empty())
+                for (const char *s : protocol::kDimmHealthStates)
+                    out += fmt::format(
+                        "daxprobe_vm_dimm_health{{vm=\"{}\",dimm=\"{}\",state=\"{}\"}} {}\n", vm,
+                        escapeLabel(dev), s, d.health == s ? 1 : 0);
+    });
+    family(out, "daxprobe_vm_dimm_shutdown_count", "gauge",
+           "The DIMM's live unsafe-shutdown count (its SMART shutdown_count)");
+    eachVm(vms, [&](const std::string &vm, const VmMetrics &m) {
+        for (const auto &[dev, d] : m.dimms)
+            if (d.shutdownCount)
+                out += fmt::format("daxprobe_vm_dimm_shutdown_count{{vm=\"{}\",dimm=\"{}\"}} {}\n",
+                                   vm, escapeLabel(dev), *d.shutdownCount);
+    });
+}
+
 // The DIMMs of the VM's last report (issue 36): the verdict of each, and
 // its unsafe-shutdown count where the DIMM gives one.
 void appendDimms(std::string &out, const Vms &vms)
@@ -159,6 +187,7 @@ void appendDimms(std::string &out, const Vms &vms)
                 out += fmt::format("daxprobe_vm_dimm_dirty_shutdowns{{vm=\"{}\",dimm=\"{}\"}} {}\n",
                                    vm, escapeLabel(dev), *d.dirtyShutdown);
     });
+    appendDimmHealth(out, vms);
 }
 
 // What the collector counted of the VM's channel.

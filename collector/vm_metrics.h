@@ -31,6 +31,8 @@ struct VmMetrics {
     struct Dimm {
         std::string code; // one of protocol::kDimmCodes
         std::optional<std::uint64_t> dirtyShutdown;
+        std::string health;                         // one of protocol::kDimmHealthStates, or none
+        std::optional<std::uint64_t> shutdownCount; // live (SMART)
     };
     std::map<std::string, Dimm> dimms; // by nmem name, at most kMaxDimms
     std::int64_t lastReportAt = 0;

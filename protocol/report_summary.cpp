@@ -83,6 +83,21 @@ ReportSummary::Namespace namespaceOf(std::string_view ns, const JsonSpans *spans
     return n;
 }
 
+// A DIMM's "health": its state and live unsafe-shutdown count.
+void healthOf(std::string_view health, const JsonSpans *spans, ReportSummary::Dimm &d)
+{
+    std::string key;
+    std::string_view v;
+    d.healthState.clear(); // a repeated "health": the last one counts, as in the DOM
+    d.shutdownCount.reset();
+    for (JsonObjectReader r(health, spans); r.next(key, v);) {
+        if (key == "health_state")
+            d.healthState = sanitizeIdentifier(stringOf(v), 32);
+        else if (key == "shutdown_count")
+            d.shutdownCount = jsonUnsigned(v);
+    }
+}
+
 ReportSummary::Dimm dimmOf(std::string_view dimm, const JsonSpans *spans)
 {
     ReportSummary::Dimm d;
@@ -93,6 +108,8 @@ ReportSummary::Dimm dimmOf(std::string_view dimm, const JsonSpans *spans)
             d.dev = stringOf(v);
         else if (key == "dirty_shutdown")
             d.dirtyShutdown = jsonUnsigned(v);
+        else if (key == "health")
+            healthOf(v, spans, d);
         else if (key == "verdict")
             verdict = v;
     }

@@ -39,6 +39,10 @@ struct ReportSummary {
         std::string dev; // "nmem0"
         std::optional<std::uint64_t> dirtyShutdown;
         std::string code = "unknown";
+        // health: its SMART health_state (as the guest wrote it, bounded)
+        // and live shutdown_count, where the DIMM gave them.
+        std::string healthState;
+        std::optional<std::uint64_t> shutdownCount;
         bool operator==(const Dimm &) const = default;
     };
     std::string code = "unknown"; // verdict.code

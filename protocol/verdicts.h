@@ -50,11 +50,16 @@ inline constexpr const char *BounceBufferForHotplug = "bounce_buffer_for_hotplug
 // per DIMM (nmem): its NFIT flags. Not persistent: not armed, or a failed
 // save, restore or flush (a problem under a mounted DAX filesystem);
 // map failed: its memory could not be mapped; health event: the DIMM raised
-// a SMART event (its health needs `ndctl list -DH`).
+// a SMART event, or its SMART health is critical; health fatal: its SMART
+// health says the DIMM failed (a problem); unsafe shutdown: its live
+// unsafe-shutdown count rose since the agent last saw it (a problem: writes
+// in flight may be lost).
 inline constexpr const char *DimmOk = "dimm_ok";
 inline constexpr const char *DimmNotPersistent = "dimm_not_persistent";
 inline constexpr const char *DimmMapFailed = "dimm_map_failed";
 inline constexpr const char *DimmHealthEvent = "dimm_health_event";
+inline constexpr const char *DimmHealthFatal = "dimm_health_fatal";
+inline constexpr const char *DimmUnsafeShutdown = "dimm_unsafe_shutdown";
 // per mount of a disk with bad blocks (a warning: DAX still works; a mount's
 // "badblocks"): files hold bad sectors; only metadata or free space does;
 // the files could not be looked for
@@ -95,8 +100,11 @@ constexpr bool daxInEffect(std::string_view mountCode)
            mountCode == code::FilesNotDax;
 }
 
-inline constexpr std::array kDimmCodes{code::DimmOk, code::DimmNotPersistent, code::DimmMapFailed,
-                                       code::DimmHealthEvent};
+inline constexpr std::array kDimmCodes{code::DimmOk,          code::DimmNotPersistent,
+                                       code::DimmMapFailed,   code::DimmHealthEvent,
+                                       code::DimmHealthFatal, code::DimmUnsafeShutdown};
+// A DIMM's SMART health states (ndctl's names): the collector exports each.
+inline constexpr std::array kDimmHealthStates{"ok", "non-critical", "critical", "fatal"};
 
 // The daxprobe.check/1 document of a check that could not run (exit code 2):
 // one shape for the command line, the daemon and its reports.

@@ -63,6 +63,9 @@ Subcommand addCheckCommand(CLI::App &app)
     cmd->add_option("--capture", check.captureDir,
                     "Copy every file read, plus live facts, into DIR, a new directory it makes");
     cmd->add_option("--replay", check.replayDir, "Report on a capture made with --capture");
+    cmd->add_option("--state-dir", check.stateDir,
+                    "Remember each DIMM's unsafe-shutdown count in DIR; a rise since the last "
+                    "check is a problem");
     cmd->add_option("--root", check.root,
                     "Read /proc and /sys under this directory (no live probes)");
     return {cmd, [cli] { return runCheckCommand(*cli); }};

@@ -7,6 +7,7 @@
 #include "agent/check/capture.h"
 #include "agent/check/report_json.h"
 #include "agent/check/report_text.h"
+#include "agent/check/shutdown_memory.h"
 #include "probes/capture/live_facts.h"
 #include "probes/capture/live_json.h"
 #include "probes/judges/verdict.h"
@@ -80,6 +81,14 @@ CheckOutcome live(const CheckOptions &options)
         });
     }
 
+    ShutdownCounts seen;
+    if (!options.stateDir.empty()) {
+        auto loaded = loadShutdownCounts(options.stateDir);
+        if (!loaded)
+            return failed(loaded.error().describe(), options);
+        seen = std::move(*loaded);
+    }
+
     GatherOptions g;
     g.live = options.root == "/";
     g.activeChecks = options.activeChecks;
@@ -87,7 +96,13 @@ CheckOutcome live(const CheckOptions &options)
     g.kmsg = options.kmsg;
     g.faultProbes = options.faultProbes;
     Facts facts = gatherFacts(*root, g);
+    facts.shutdownsSeen = seen;
     CheckOutcome out = render(facts, options);
+    if (!options.stateDir.empty())
+        if (auto saved = saveShutdownCounts(options.stateDir,
+                                            updatedShutdownCounts(seen, facts.topology.dimms));
+            !saved)
+            return failed(saved.error().describe(), options);
 
     if (capture) {
         capture->writeJson("live.json", liveFactsToJson(facts));

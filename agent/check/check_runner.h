@@ -14,12 +14,13 @@ class KmsgReader;
 class FaultProbeCache;
 
 struct CheckOptions {
-    std::string root = "/";                 // where /proc, /sys, /dev are read from
-    std::vector<std::string> paths;         // --path: extra files to examine
-    bool activeChecks = true;               // MAP_SYNC test file on writable DAX mounts
-    std::string captureDir;                 // --capture: copy every file read + live facts here
-    std::string replayDir;                  // --replay: compute the report from a capture
-    bool json = false;                      // the JSON document, not the text for people
+    std::string root = "/";         // where /proc, /sys, /dev are read from
+    std::vector<std::string> paths; // --path: extra files to examine
+    bool activeChecks = true;       // MAP_SYNC test file on writable DAX mounts
+    std::string captureDir;         // --capture: copy every file read + live facts here
+    std::string replayDir;          // --replay: compute the report from a capture
+    std::string stateDir; // --state-dir: where each DIMM's last unsafe-shutdown count is kept
+    bool json = false;    // the JSON document, not the text for people
     TextStyle style = TextStyle::Plain;     // the text's colours, or journal priorities
     KmsgReader *kmsg = nullptr;             // the agent's log, open between checks
     FaultProbeCache *faultProbes = nullptr; // the agent's perf/tracepoint answers, kept

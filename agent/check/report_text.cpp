@@ -195,6 +195,27 @@ void appendNamespacesAndMounts(std::string &out, const Report &report, const Sty
     }
 }
 
+// The DIMM's SMART health in a line, or why there is none.
+std::string healthLine(const DimmHealth &h)
+{
+    if (!h.observed())
+        return h.state == EvidenceState::NotRun ? "not read (no live check)" : h.text;
+    std::vector<std::string> parts;
+    if (h.healthState)
+        parts.push_back(*h.healthState);
+    if (h.lifeUsedPercent)
+        parts.push_back(fmt::format("life used {}%", *h.lifeUsedPercent));
+    if (h.mediaTemperature)
+        parts.push_back(fmt::format("media {} C", *h.mediaTemperature));
+    if (h.controllerTemperature)
+        parts.push_back(fmt::format("controller {} C", *h.controllerTemperature));
+    if (h.shutdownDirty)
+        parts.push_back(fmt::format("shutdown {}", *h.shutdownDirty ? "dirty" : "clean"));
+    if (h.shutdownCount)
+        parts.push_back(fmt::format("unsafe shutdowns {}", *h.shutdownCount));
+    return parts.empty() ? "SMART gave no valid field" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
 // One line per nmem, what it means for its regions, and its verdict.
 void appendDimms(std::string &out, const Report &report, const Style &st)
 {
@@ -211,6 +232,7 @@ void appendDimms(std::string &out, const Report &report, const Style &st)
                                            : printable(fmt::format("{}", fmt::join(d.flags, " "))),
                            d.dirtyShutdown ? std::to_string(*d.dirtyShutdown) : "not reported",
                            regions.empty() ? "none" : fmt::format("{}", fmt::join(regions, ", ")));
+        out += fmt::format("    health: {}\n", printable(healthLine(d.health)));
         for (const auto &c : dr.consequences)
             out += fmt::format("    {}\n", printable(c));
         appendVerdict(out, dr.verdict, st, "    ");

@@ -77,6 +77,29 @@ json daxDeviceReportJson(const DaxDevice &d)
     return j;
 }
 
+// ndctl list -DH's health fields, each where the DIMM gives it; a DIMM
+// without SMART is "not available", never a guess.
+json dimmHealthJson(const DimmHealth &h)
+{
+    json j = {{"available", h.observed()}};
+    j["reason"] = h.observed()                       ? json(nullptr)
+                  : h.state == EvidenceState::NotRun ? json("not read: no live check")
+                                                     : json(h.text);
+    if (h.healthState)
+        j["health_state"] = *h.healthState;
+    if (h.lifeUsedPercent)
+        j["life_used_percentage"] = *h.lifeUsedPercent;
+    if (h.mediaTemperature)
+        j["temperature_celsius"] = *h.mediaTemperature;
+    if (h.controllerTemperature)
+        j["controller_temperature_celsius"] = *h.controllerTemperature;
+    if (h.shutdownDirty)
+        j["shutdown_state"] = *h.shutdownDirty ? "dirty" : "clean";
+    if (h.shutdownCount)
+        j["shutdown_count"] = *h.shutdownCount;
+    return j;
+}
+
 json dimmReportJson(const NdDimm &d)
 {
     json regions = json::array();
@@ -88,6 +111,7 @@ json dimmReportJson(const NdDimm &d)
         j["handle"] = *d.handle;
     if (d.dirtyShutdown)
         j["dirty_shutdown"] = *d.dirtyShutdown;
+    j["health"] = dimmHealthJson(d.health);
     return j;
 }
 

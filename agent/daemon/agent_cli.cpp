@@ -39,6 +39,9 @@ Subcommand addAgentCommand(CLI::App &app)
     cmd->add_flag_callback(
         "--no-active", [&o] { o.activeChecks = false; },
         "Skip the MAP_SYNC test file on DAX mounts in every check");
+    cmd->add_option("--state-dir", o.stateDir,
+                    "Remember each DIMM's unsafe-shutdown count in DIR (the unit's "
+                    "StateDirectory); a rise is a problem");
     cmd->add_option("--root", o.root, "Look up /dev, /sys, /etc under this directory")
         ->capture_default_str();
     cmd->get_option("--listen")->excludes(cmd->get_option("--device"));
@@ -60,9 +63,11 @@ int runAgent(const DaemonOptions &options)
     // The same for the perf and tracepoint probes' answers.
     auto kmsg = std::make_shared<KmsgReader>();
     auto faultProbes = std::make_shared<FaultProbeCache>();
-    hooks.check = [root = options.root, active = options.activeChecks, kmsg, faultProbes] {
+    hooks.check = [root = options.root, stateDir = options.stateDir, active = options.activeChecks,
+                   kmsg, faultProbes] {
         CheckOptions co;
         co.root = root;
+        co.stateDir = stateDir;
         co.activeChecks = active;
         co.json = true;
         co.kmsg = kmsg.get();

@@ -18,6 +18,7 @@ struct DaemonOptions {
     std::string portPath;                          // explicit device path, skips the lookup by name
     std::string listenPath; // serve a unix socket instead (tests, no virtio-serial)
     std::string root = "/"; // where /dev, /sys, /etc are looked up
+    std::string stateDir;   // each DIMM's last unsafe-shutdown count (--state-dir)
     unsigned intervalSeconds = 300;
     unsigned recheckSeconds = 60; // re-run the check; report at once if a verdict changed
     std::size_t maxPending = 64;

@@ -124,6 +124,8 @@ nlohmann::json liveFactsToJson(const Facts &facts)
         j["badblocks"][mp] = badblockScanToJson(scan);
     // perf: "usable" (observed) and "reason" (why not).
     j["perf"] = {{"usable", facts.faults.perf.observed()}, {"reason", facts.faults.perf.text}};
+    // The agent's remembered unsafe-shutdown counts: the judge compares with them.
+    j["shutdowns_seen"] = facts.shutdownsSeen;
     return j;
 }
 
@@ -133,6 +135,10 @@ void liveFactsFromJson(const nlohmann::json &j, Facts &facts)
         return;
     if (auto it = j.find("topology"); it != j.end() && it->is_object())
         facts.topology = it->get<Topology>();
+    if (auto it = j.find("shutdowns_seen"); it != j.end() && it->is_object())
+        for (const auto &[key, count] : it->items())
+            if (count.is_number_unsigned())
+                facts.shutdownsSeen[key] = count.get<std::uint64_t>();
     if (auto it = j.find("mounts"); it != j.end() && it->is_object())
         for (const auto &[mp, v] : it->items())
             if (v.is_object()) {

@@ -163,6 +163,62 @@ void from_json(const nlohmann::json &j, DimmRegion &r)
     r.readOnly = j.value("read_only", false);
 }
 
+namespace
+{
+
+// The SMART health as ndctl names its fields, and the evidence state.
+constexpr const char *kHealthStates[] = {"not_run", "skipped", "failed", "observed"};
+
+nlohmann::json healthJson(const DimmHealth &h)
+{
+    nlohmann::json j = {{"state", kHealthStates[static_cast<int>(h.state)]}};
+    putString(j, "text", h.text);
+    if (h.healthState)
+        j["health_state"] = *h.healthState;
+    if (h.lifeUsedPercent)
+        j["life_used_percentage"] = *h.lifeUsedPercent;
+    if (h.mediaTemperature)
+        j["temperature_celsius"] = *h.mediaTemperature;
+    if (h.controllerTemperature)
+        j["controller_temperature_celsius"] = *h.controllerTemperature;
+    if (h.shutdownDirty)
+        j["shutdown_state"] = *h.shutdownDirty ? "dirty" : "clean";
+    if (h.shutdownCount)
+        j["shutdown_count"] = *h.shutdownCount;
+    return j;
+}
+
+std::optional<double> getDouble(const nlohmann::json &j, const char *key)
+{
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number())
+        return std::nullopt;
+    return it->get<double>();
+}
+
+DimmHealth healthFrom(const nlohmann::json &j)
+{
+    DimmHealth h;
+    const std::string state = getString(j, "state"), text = getString(j, "text");
+    if (state == "observed")
+        h.observe(text);
+    else if (state == "skipped")
+        h.skip(text);
+    else if (state == "failed")
+        h.fail(text);
+    if (std::string hs = getString(j, "health_state"); !hs.empty())
+        h.healthState = hs;
+    getOptional(j, "life_used_percentage", h.lifeUsedPercent);
+    h.mediaTemperature = getDouble(j, "temperature_celsius");
+    h.controllerTemperature = getDouble(j, "controller_temperature_celsius");
+    if (std::string ss = getString(j, "shutdown_state"); ss == "dirty" || ss == "clean")
+        h.shutdownDirty = ss == "dirty";
+    getOptional(j, "shutdown_count", h.shutdownCount);
+    return h;
+}
+
+} // namespace
+
 void to_json(nlohmann::json &j, const NdDimm &d)
 {
     j = {{"dev", d.dev}, {"bus", d.bus}, {"flags", d.flags}, {"regions", d.regions}};
@@ -171,6 +227,7 @@ void to_json(nlohmann::json &j, const NdDimm &d)
         j["handle"] = *d.handle;
     if (d.dirtyShutdown)
         j["dirty_shutdown"] = *d.dirtyShutdown;
+    j["health"] = healthJson(d.health);
 }
 
 void from_json(const nlohmann::json &j, NdDimm &d)
@@ -180,6 +237,8 @@ void from_json(const nlohmann::json &j, NdDimm &d)
     d.id = getString(j, "id");
     getOptional(j, "handle", d.handle);
     getOptional(j, "dirty_shutdown", d.dirtyShutdown);
+    if (auto it = j.find("health"); it != j.end() && it->is_object())
+        d.health = healthFrom(*it);
     if (auto it = j.find("flags"); it != j.end() && it->is_array())
         for (const auto &f : *it)
             if (f.is_string())

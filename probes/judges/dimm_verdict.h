@@ -18,6 +18,8 @@ struct DimmReport {
     const NdDimm *dimm = nullptr;
     std::vector<std::string> consequences; // per region: read-only, not persistent
     std::vector<std::string> daxMounts;    // DAX mounts on a region of this DIMM
+    std::vector<std::string> namespaces;   // namespaces on its regions
+    std::vector<std::string> mounts;       // every mount of those namespaces
     Verdict verdict;
 };
 
@@ -27,12 +29,14 @@ struct DaxMount {
     std::string mountPoint;
 };
 
-// `daxMounts`: the mount points with DAX in effect on its regions.
-Verdict judgeDimm(const NdDimm &dimm, const std::vector<std::string> &daxMounts);
+// `report`: the DIMM, what is on its regions; `seen`: the last counts.
+Verdict judgeDimm(const DimmReport &report, const ShutdownCounts &seen = {});
 
-// Every DIMM of the topology, against the DAX mounts judged so far.
-std::vector<DimmReport> judgeDimms(const Topology &topology,
-                                   const std::vector<DaxMount> &daxMounts);
+// Every DIMM of the topology, against the DAX mounts judged so far, the
+// mounts (mount point, namespace) and the counts the agent saw last.
+std::vector<DimmReport> judgeDimms(const Topology &topology, const std::vector<DaxMount> &daxMounts,
+                                   const std::vector<DaxMount> &mounts = {},
+                                   const ShutdownCounts &seen = {});
 
 // A namespace on a region a DIMM made read-only cannot be reconfigured
 // ("read-only, re-configuration disabled"): its remedy becomes the DIMM.

@@ -497,12 +497,14 @@ bool judgeNoPmem(const Facts &facts, const CxlReport &cxl, Verdict &o)
 // read-only takes the reconfiguration remedies off what is on it.
 void judgeDimmsUnder(const Facts &facts, Report &report)
 {
-    std::vector<DaxMount> daxMounts;
+    std::vector<DaxMount> daxMounts, mounts;
     for (const auto &m : report.mounts) {
+        if (m.ns)
+            mounts.push_back({m.ns->region, m.mount->mountPoint});
         if (protocol::daxInEffect(m.verdict.code) && m.ns)
             daxMounts.push_back({m.ns->region, m.mount->mountPoint});
     }
-    report.dimms = judgeDimms(facts.topology, daxMounts);
+    report.dimms = judgeDimms(facts.topology, daxMounts, mounts, facts.shutdownsSeen);
     for (auto &n : report.namespaces)
         withholdReconfiguration(facts.topology, n.ns, n.verdict);
     for (auto &m : report.mounts)

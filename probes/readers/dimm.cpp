@@ -14,6 +14,11 @@ bool NdDimm::hasFlag(const std::string &flag) const
     return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
+std::string dimmKey(const NdDimm &d)
+{
+    return d.id.empty() ? d.dev : d.id;
+}
+
 namespace
 {
 

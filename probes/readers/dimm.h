@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "base/evidence_state.h"
 #include "base/root.h"
 
 namespace daxprobe
@@ -16,6 +18,21 @@ namespace daxprobe
 struct DimmRegion {
     std::string region;
     bool readOnly = false;
+};
+
+// The DIMM's SMART payload, as `ndctl list -H` reads it through libndctl:
+// each field only where the DIMM marks it valid. Observed: the DIMM answered;
+// skipped: it has no SMART command (QEMU's NVDIMM), so "not available";
+// failed: the command failed (text: why); not run: not a live check.
+struct DimmHealth : EvidenceOutcome {
+    std::optional<std::string> healthState; // ok | non-critical | critical | fatal
+    std::optional<unsigned> lifeUsedPercent;
+    std::optional<double> mediaTemperature; // degrees Celsius
+    std::optional<double> controllerTemperature;
+    std::optional<bool> shutdownDirty; // shutdown_state: dirty (true) or clean
+    // The live count of unsafe shutdowns (nfit/dirty_shutdown is only the
+    // count at registration).
+    std::optional<std::uint64_t> shutdownCount;
 };
 
 // One nmem device as the kernel's NFIT driver describes it in sysfs
@@ -34,9 +51,16 @@ struct NdDimm {
     // driver when the DIMM was registered (absent: the DIMM does not say).
     std::optional<std::uint64_t> dirtyShutdown;
     std::vector<DimmRegion> regions;
+    DimmHealth health;
 
     bool hasFlag(const std::string &flag) const;
 };
+
+// A DIMM's name across boots: its NFIT id (nmemN may change), else its dev.
+std::string dimmKey(const NdDimm &dimm);
+
+// The unsafe-shutdown count the agent saw last, per DIMM (dimmKey).
+using ShutdownCounts = std::map<std::string, std::uint64_t>;
 
 // The nmem devices `nmems` of the bus at `busPath` (sys/bus/nd/devices/ndbusN),
 // with which of its `regions` each one backs; both lists in id order.

@@ -62,6 +62,9 @@ struct Facts {
     // Mounts of a disk with bad blocks: the files on them (one mount of each
     // device is walked; by mount point).
     std::map<std::string, BadblockScan> badblockScans;
+    // Each DIMM's unsafe-shutdown count when the agent last looked (its
+    // state directory; empty without one): a rise is a problem.
+    ShutdownCounts shutdownsSeen;
 
     const BlockDevFacts *blockdevByNumber(unsigned major, unsigned minor) const;
 };

@@ -2,6 +2,7 @@
 
 #include "probes/readers/dax_census.h"
 #include "probes/readers/dax_evidence.h"
+#include "probes/readers/dimm_smart.h"
 #include "probes/readers/extent_walk.h"
 #include "probes/readers/root_facts.h"
 #include "probes/readers/sysfs_topology.h"
@@ -41,8 +42,10 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
 {
     Facts facts;
     // Topology first: it names the pmem block devices the root reads look at.
-    if (options.live)
+    if (options.live) {
         facts.topology = readTopologyFromSysfs(root);
+        readDimmHealth(facts.topology.dimms);
+    }
     readRootFacts(root, facts, options.kmsg, options.faultProbes);
     if (!options.live)
         return facts;

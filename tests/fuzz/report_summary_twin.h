@@ -58,8 +58,12 @@ inline ReportSummary summaryFromDom(const nlohmann::json &report)
             s.namespaces.push_back({str(e, "dev"), str(e, "blockdev"), u64(e, "size"), code(e),
                                     u64(e, "badblock_count")});
     if (const json *d = member(report, "dimms"); d && d->is_array())
-        for (const auto &e : *d)
-            s.dimms.push_back({str(e, "dev"), u64(e, "dirty_shutdown"), code(e)});
+        for (const auto &e : *d) {
+            const json *h = member(e, "health");
+            s.dimms.push_back({str(e, "dev"), u64(e, "dirty_shutdown"), code(e),
+                               h ? sanitizeIdentifier(str(*h, "health_state"), 32) : "",
+                               h ? u64(*h, "shutdown_count") : std::nullopt});
+        }
     if (const json *m = member(report, "meminfo"))
         s.pageCacheBytes = u64(*m, "Cached");
     return s;

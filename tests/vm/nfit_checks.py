@@ -39,9 +39,7 @@ def compare_dimms(c, res):
         c.eq(sorted(set(g.get("flags") or []) - UNLISTED), want, f"{dev} flags vs ndctl")
     # nfit/dirty_shutdown is the count the driver read when the DIMM was
     # registered: ndctl's health before anything was injected
-    # (ndctl-full-before.json). After `inject-smart -U` ndctl's live count
-    # is one more (nfit_test counts the injected unsafe shutdown), which only
-    # the DIMM's SMART command shows: noted, not compared.
+    # (ndctl-full-before.json). The live count is in "health".
     before = ndctl_dimms(res.json("ndctl-full-before.json"))
     for dev, r in sorted(before.items()):
         count = (r.get("health") or {}).get("shutdown_count")
@@ -49,11 +47,54 @@ def compare_dimms(c, res):
             continue
         c.eq(got[dev].get("dirty_shutdown"), count, f"{dev} dirty_shutdown vs ndctl's "
              "shutdown_count at boot")
-        now = (ref.get(dev, {}).get("health") or {}).get("shutdown_count")
-        if now != count:
-            c.note(f"{dev}: ndctl's live shutdown_count is {now} after the injection; "
-                   f"daxprobe reports the registration-time {got[dev].get('dirty_shutdown')}")
+    compare_health(c, ref, got, "after inject-smart -f nmem1, -U nmem2")
     return ref, got
+
+
+# ndctl list -H's fields daxprobe reports under each DIMM's "health".
+HEALTH_FIELDS = ("health_state", "life_used_percentage", "temperature_celsius",
+                 "controller_temperature_celsius", "shutdown_state", "shutdown_count")
+
+
+def compare_health(c, ref, got, when):
+    """Each DIMM's SMART health, field by field, against ndctl's in the same
+    guest; a DIMM ndctl shows no health for is "not available"."""
+    for dev, r in sorted(ref.items()):
+        h = (got.get(dev) or {}).get("health") or {}
+        want = r.get("health")
+        if want is None:
+            c.check(h.get("available") is False and h.get("reason"),
+                    f"{dev} ({when}): ndctl has no health, daxprobe says not available: {h}")
+            continue
+        c.check(h.get("available") is True, f"{dev} ({when}): health available: {h}")
+        for field in HEALTH_FIELDS:
+            c.eq(h.get(field), want.get(field), f"{dev} health {field} vs ndctl ({when})")
+
+
+def check_unsafe_shutdown(c, res):
+    """scenario_after: an unsafe shutdown injected on nmem0 after the checks
+    remembered its count; the next check names what is on nmem0, the one
+    after it remembers the new count."""
+    ref = ndctl_dimms(res.json("ndctl-full-after.json"))
+    after = res.json("check-after.json") or {}
+    got = {d.get("dev"): d for d in after.get("dimms") or []}
+    compare_health(c, ref, got, "after inject-smart -U nmem0")
+    remembered = res.json("shutdowns-remembered.json") or {}
+    nmem0 = got.get("nmem0") or {}
+    c.eq(remembered.get(nmem0.get("id")), 42, "the count remembered for nmem0 (by its id)")
+    c.eq((ref.get("nmem0", {}).get("health") or {}).get("shutdown_count"), 43,
+         "ndctl: nmem0's count after the injection")
+    v = nmem0.get("verdict") or {}
+    c.eq((v.get("code"), v.get("severity")), ("dimm_unsafe_shutdown", "problem"),
+         "nmem0's verdict after the rise")
+    for name in ("region0", "region1", "namespace0.0", "namespace1.0", "/mnt/pmem"):
+        c.check(name in (v.get("summary") or ""), f"the rise names {name}: {v.get('summary')}")
+    c.check("application's own tools" in (v.get("remedy") or ""), f"remedy: {v.get('remedy')}")
+    c.eq((after.get("verdict") or {}).get("code"), "problems_found", "overall after the rise")
+    c.eq(res.text("check-after.rc").strip(), "1", "exit code after the rise")
+    again = {d.get("dev"): d for d in (res.json("check-again.json") or {}).get("dimms") or []}
+    c.eq(((again.get("nmem0") or {}).get("verdict") or {}).get("code"), "dimm_ok",
+         "the check after that: the count is remembered, no new rise")
 
 
 def check_nfit_test(c, res):
@@ -61,7 +102,12 @@ def check_nfit_test(c, res):
                    + res.text("check.json")[:2000]):
         return
     ref, got = compare_dimms(c, res)
+    # Injected fatal health: a problem with its cause, naming what is on it.
+    v = (got.get("nmem1") or {}).get("verdict") or {}
+    c.eq((v.get("code"), v.get("severity")), ("dimm_health_fatal", "problem"), "nmem1 verdict")
+    c.check("region0" in (v.get("summary") or ""), f"nmem1's summary names region0: {v}")
     check_remedies(c, res)
+    check_unsafe_shutdown(c, res)
     # The failed DIMM (flags: not armed, save/restore/flush failed) makes its
     # region read-only, and daxprobe says why, without a reconfiguration.
     bad = [d for d in got.values() if "not_armed" in (d.get("flags") or [])]

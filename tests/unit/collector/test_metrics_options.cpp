@@ -75,6 +75,41 @@ TEST_CASE("metrics show each DIMM's verdict and unsafe shutdowns, bounded", "[co
     CHECK_THAT(text, !Catch::Contains("nmem9"));
 }
 
+TEST_CASE("metrics show each DIMM's SMART health and live shutdown count", "[collector][metrics]")
+{
+    MetricsRegistry reg;
+    reg.update("vm1", [](VmMetrics &m) {
+        nlohmann::json dimms = nlohmann::json::array();
+        dimms.push_back({{"dev", "nmem1"},
+                         {"health", {{"health_state", "fatal"}, {"shutdown_count", 43}}},
+                         {"verdict", {{"code", "dimm_health_fatal"}}}});
+        dimms.push_back({{"dev", "nmem2"},
+                         {"health", {{"health_state", "made-up"}, {"shutdown_count", 7}}},
+                         {"verdict", {{"code", "dimm_ok"}}}});
+        dimms.push_back({{"dev", "nmem3"},
+                         {"health", {{"available", false}}},
+                         {"verdict", {{"code", "dimm_unsafe_shutdown"}}}});
+        nlohmann::json report{{"verdict", {{"code", "problems_found"}}}, {"dimms", dimms}};
+        MetricsRegistry::applyReport(m, protocol::summarizeReport(report.dump()), 1700000000);
+    });
+    std::string text = reg.render();
+    CHECK_THAT(text, Catch::Contains("# TYPE daxprobe_vm_dimm_health gauge"));
+    CHECK_THAT(text, Catch::Contains(
+                         "daxprobe_vm_dimm_health{vm=\"vm1\",dimm=\"nmem1\",state=\"fatal\"} 1"));
+    CHECK_THAT(
+        text, Catch::Contains("daxprobe_vm_dimm_health{vm=\"vm1\",dimm=\"nmem1\",state=\"ok\"} 0"));
+    CHECK_THAT(text,
+               Catch::Contains("daxprobe_vm_dimm_shutdown_count{vm=\"vm1\",dimm=\"nmem1\"} 43"));
+    CHECK_THAT(text, Catch::Contains("daxprobe_vm_dimm_verdict{vm=\"vm1\",dimm=\"nmem3\","
+                                     "verdict=\"dimm_unsafe_shutdown\"} 1"));
+    // An unknown state is no label value and no health sample; the count stays.
+    CHECK_THAT(text, !Catch::Contains("made-up"));
+    CHECK_THAT(text, !Catch::Contains("daxprobe_vm_dimm_health{vm=\"vm1\",dimm=\"nmem2\""));
+    CHECK_THAT(text,
+               Catch::Contains("daxprobe_vm_dimm_shutdown_count{vm=\"vm1\",dimm=\"nmem2\"} 7"));
+    CHECK_THAT(text, !Catch::Contains("daxprobe_vm_dimm_health{vm=\"vm1\",dimm=\"nmem3\""));
+}
+
 TEST_CASE("socket arguments and config files", "[collector][options]")
 {
     auto a = parseSocketArg("vm1=/run/a.sock");

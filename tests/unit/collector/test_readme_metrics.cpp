@@ -126,7 +126,7 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
         report.code = "dax_verified";
         report.mounts = {{"/mnt/pmem", "dax_active", "pmem0", 1}};
         report.namespaces = {{"namespace0.0", "pmem0", 1 << 30, "dax_capable", 8}};
-        report.dimms = {{"nmem0", 42, "dimm_ok"}};
+        report.dimms = {{"nmem0", 42, "dimm_ok", "ok", 42}};
         MetricsRegistry::applyReport(m, report, 1700000000);
         QemuFacts q;
         q.pid = 1;

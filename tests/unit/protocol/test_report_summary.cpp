@@ -114,6 +114,24 @@ TEST_CASE("the summary of hostile reports", "[protocol][summary]")
     CHECK(!s.mounts[3].damagedFiles);
     CHECK(s.mounts[4].damagedFiles == 0);
 
+    // A DIMM's health: its state bounded like an identifier, the live count;
+    // a repeated "health" counts whole, the last one.
+    s = agreed(R"({"dimms":[{"dev":"nmem1","health":{"health_state":"fatal","shutdown_count":43}},
+                            {"dev":"nmem2","health":{"health_state":"bad state)" +
+               std::string(40, 'y') + R"("}},
+                            {"dev":"nmem3","health":[1]},
+                            {"dev":"nmem4","health":{"shutdown_count":1},"health":{}},
+                            {"dev":"nmem5","health":{"shutdown_count":-1,"health_state":7}}]})");
+    REQUIRE(s.dimms.size() == 5);
+    CHECK(s.dimms[0].healthState == "fatal");
+    CHECK(s.dimms[0].shutdownCount == 43);
+    CHECK(s.dimms[1].healthState.size() == 32);
+    CHECK(s.dimms[1].healthState.starts_with("bad_state"));
+    CHECK(s.dimms[2].healthState.empty());
+    CHECK(!s.dimms[3].shutdownCount);
+    CHECK(s.dimms[4].healthState.empty());
+    CHECK(!s.dimms[4].shutdownCount);
+
     // Escaped keys mean what they decode to.
     s = agreed(R"({"v\u0065rdict":{"c\u006fde":"ok"},"meminfo":{"C\u0061ched":7}})");
     CHECK(s.code == "ok");

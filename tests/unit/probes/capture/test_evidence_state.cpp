@@ -206,3 +206,41 @@ TEST_CASE("old captures: the states the guests wrote", "[evidence]")
     CHECK(refused.mapSync.state == EvidenceState::Observed);
     CHECK_FALSE(refused.mapSync.mapped);
 }
+
+TEST_CASE("DIMM health and remembered counts: each state to the capture and back",
+          "[evidence][dimm]")
+{
+    Facts facts;
+    NdDimm observed, skipped, failed;
+    observed.dev = "nmem0";
+    observed.health.observe();
+    observed.health.healthState = "fatal";
+    observed.health.lifeUsedPercent = 5;
+    observed.health.mediaTemperature = 23.0;
+    observed.health.controllerTemperature = -1.5;
+    observed.health.shutdownDirty = true;
+    observed.health.shutdownCount = 43;
+    skipped.dev = "nmem1";
+    skipped.health.skip("not available: the DIMM has no SMART command");
+    failed.dev = "nmem2";
+    failed.health.fail("SMART command failed: -5");
+    facts.topology.dimms = {observed, skipped, failed};
+    facts.shutdownsSeen = {{"cdab-0a-07e0-ffffffff", 42}};
+
+    Facts back;
+    liveFactsFromJson(liveFactsToJson(facts), back);
+    REQUIRE(back.topology.dimms.size() == 3);
+    const DimmHealth &h = back.topology.dimms[0].health;
+    CHECK(h.observed());
+    CHECK(h.healthState == "fatal");
+    CHECK(h.lifeUsedPercent == 5u);
+    CHECK(h.mediaTemperature == 23.0);
+    CHECK(h.controllerTemperature == -1.5);
+    CHECK(h.shutdownDirty == true);
+    CHECK(h.shutdownCount == 43u);
+    CHECK(back.topology.dimms[1].health.state == EvidenceState::Skipped);
+    CHECK(back.topology.dimms[1].health.text == "not available: the DIMM has no SMART command");
+    CHECK(back.topology.dimms[2].health.failed());
+    CHECK(!back.topology.dimms[2].health.shutdownCount);
+    CHECK(back.shutdownsSeen == facts.shutdownsSeen);
+}

@@ -72,3 +72,74 @@ TEST_CASE("dimms: no reconfiguration on a region a DIMM made read-only", "[dimm]
     withholdReconfiguration(t, &writable, w);
     CHECK(w.remedy == "ndctl create-namespace -f -e namespace0.1 -m fsdax");
 }
+
+namespace
+{
+
+// The test bus's nmem0 (region0, region1) with a SMART health as ndctl
+// showed it there: non-critical, 42 unsafe shutdowns.
+Topology withHealth(const std::string &state, std::uint64_t count)
+{
+    Topology t = nfitTestBus();
+    for (auto &d : t.dimms) {
+        d.health.skip("not available: the DIMM has no SMART command");
+        if (d.dev != "nmem0")
+            continue;
+        d.health = DimmHealth{};
+        d.health.observe();
+        d.health.healthState = state;
+        d.health.shutdownCount = count;
+    }
+    return t; // its namespace0.0 (region0) is in the captured tree
+}
+
+Verdict nmem0Verdict(const Topology &t, const ShutdownCounts &seen)
+{
+    for (const auto &r : judgeDimms(t, {}, {{"region0", "/mnt/pmem"}}, seen))
+        if (r.dimm->dev == "nmem0")
+            return r.verdict;
+    FAIL("no nmem0");
+    throw;
+}
+
+} // namespace
+
+TEST_CASE("dimms: fatal SMART health is a problem naming what is on the DIMM", "[dimm]")
+{
+    Verdict v = nmem0Verdict(withHealth("fatal", 42), {});
+    CHECK(v.code == code::DimmHealthFatal);
+    CHECK(v.severity == Severity::Problem);
+    CHECK_THAT(v.summary, Catch::Contains("regions region0, region1; namespaces namespace0.0; "
+                                          "mounts /mnt/pmem"));
+    CHECK(nmem0Verdict(withHealth("critical", 42), {}).code == code::DimmHealthEvent);
+    CHECK(nmem0Verdict(withHealth("non-critical", 42), {}).code == code::DimmOk);
+}
+
+TEST_CASE("dimms: a rise of the live unsafe-shutdown count since the agent looked", "[dimm]")
+{
+    Topology t = withHealth("non-critical", 43);
+    const std::string key = "cdab-0a-07e0-ffffffff"; // nmem0's NFIT id
+    Verdict rose = nmem0Verdict(t, {{key, 42}});
+    CHECK(rose.code == code::DimmUnsafeShutdown);
+    CHECK(rose.severity == Severity::Problem);
+    CHECK_THAT(rose.summary, Catch::Contains("(42 -> 43)"));
+    CHECK_THAT(rose.summary, Catch::Contains("namespaces namespace0.0; mounts /mnt/pmem"));
+    CHECK_THAT(rose.remedy, Catch::Contains("application's own tools"));
+    CHECK_THAT(rose.remedy, Catch::Contains("/mnt/pmem"));
+    // The same count, a first look, or another DIMM's memory: no rise.
+    CHECK(nmem0Verdict(t, {{key, 43}}).code == code::DimmOk);
+    CHECK(nmem0Verdict(t, {}).code == code::DimmOk);
+    CHECK(nmem0Verdict(t, {{"nmem0", 42}}).code == code::DimmOk);
+}
+
+TEST_CASE("dimms: no SMART is evidence, never a guess", "[dimm]")
+{
+    Topology t = withHealth("ok", 0);
+    for (const auto &r : judgeDimms(t, {}))
+        if (r.dimm->dev == "nmem4") {
+            bool said = false;
+            for (const auto &e : r.verdict.evidence)
+                said |= e.check == "smart" && e.result.find("not available") == 0;
+            CHECK(said);
+        }
+}

@@ -5,6 +5,9 @@
 # namespace mounted with DAX, then injected health and an unsafe shutdown.
 # The reference for DIMMs: `ndctl list -BDRNiMH` after all of that.
 scenario_prepare() {
+    # Where the checks remember each DIMM's unsafe-shutdown count.
+    mkdir -p /tmp/daxprobe-state
+    DAXPROBE_ARGS="--state-dir /tmp/daxprobe-state"
     ndctl list -BDRNiMH > $R/ndctl-full-before.json 2>> $R/commands.log
     run ndctl disable-region -b nfit_test.0 all
     run ndctl init-labels -f -b nfit_test.0 all
@@ -35,4 +38,12 @@ scenario_after() {
     # What daxprobe withholds on the 4 MiB region: ndctl refuses it.
     run ndctl create-namespace -f -e namespace3.0 -m fsdax
     echo $? > $R/small-reconfig.rc
+    # An unsafe shutdown of nmem0 (under region0's DAX mount) after the
+    # checks above remembered its count: the next check must see the rise.
+    cp /tmp/daxprobe-state/dimm-shutdowns.json $R/shutdowns-remembered.json
+    run ndctl inject-smart -b nfit_test.0 nmem0 -U
+    ndctl list -BDRNiMH > $R/ndctl-full-after.json 2>> $R/commands.log
+    daxprobe check --json $DAXPROBE_ARGS > $R/check-after.json 2> $R/check-after.stderr
+    echo $? > $R/check-after.rc
+    daxprobe check --json $DAXPROBE_ARGS > $R/check-again.json 2> $R/check-again.stderr
 }
