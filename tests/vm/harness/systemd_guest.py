@@ -215,15 +215,19 @@ class SystemdGuest:
         return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
     def wait_unit(self, unit, state, timeout=120):
-        """Until UNIT's ActiveState is `state`: a bounded wait in the guest for
-        systemd to act on a udev event; returns the seconds it took."""
+        """Until UNIT's ActiveState is `state` (a string, or a tuple of the
+        states that end the wait): a bounded wait in the guest for systemd to
+        act on a udev event; returns the seconds it took."""
+        states = (state,) if isinstance(state, str) else tuple(state)
         t0 = time.monotonic()
         rc, out = self.sh(f"end=$(($(date +%s) + {timeout})); "
-                          f"while [ \"$(systemctl show -P ActiveState {unit})\" != {state} ] && "
-                          f"[ $(date +%s) -lt $end ]; do sleep 0.2; done; "
+                          f"until case $(systemctl show -P ActiveState {unit}) in "
+                          f"{'|'.join(states)}) true;; *) false;; esac || "
+                          f"[ $(date +%s) -ge $end ]; do sleep 0.2; done; "
                           f"systemctl show -P ActiveState {unit}", timeout=timeout + 60)
-        if out.strip() != state:
-            raise GuestError(f"{unit} is {out.strip()!r}, not {state!r} after {timeout} s")
+        if out.strip() not in states:
+            raise GuestError(f"{unit} is {out.strip()!r}, not {' or '.join(states)} "
+                             f"after {timeout} s")
         return time.monotonic() - t0
 
     def wait_logged(self, unit, text, timeout=120):
