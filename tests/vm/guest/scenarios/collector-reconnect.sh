@@ -13,17 +13,7 @@ scenario_prepare() {
     mount_dev ext4 $dev dax
 }
 
-# wait_log TEXT COUNT: bounded wait (60 s) for the agent's log.
-wait_log() {
-    i=0
-    while [ $i -lt 1200 ]; do
-        [ "$(grep -c "$1" $R/agent.log)" -ge "$2" ] && return 0
-        grep -q DAXPROBE-AGENT-EXIT $R/agent.log && return 1
-        sleep 0.05; i=$((i + 1))
-    done
-    echo "timeout waiting for '$1' x$2" >> $R/steps.log
-    return 1
-}
+# wait_log: guest/init.
 
 scenario_after() {
     if [ -z "$AGENT_PORT" ]; then
