@@ -84,6 +84,14 @@ json rangesJson(const std::vector<BadRange> &ranges)
     return out;
 }
 
+json specialJson(const std::vector<SpecialRange> &special)
+{
+    json out = json::array();
+    for (const auto &r : special)
+        out.push_back({{"sector", r.sector}, {"count", r.count}, {"owner", r.owner}});
+    return out;
+}
+
 // A mount's "badblocks" (agent/REPORT.md): the files its bad sectors hit.
 json badblocksJson(const BadblockReport &br)
 {
@@ -100,9 +108,12 @@ json badblocksJson(const BadblockReport &br)
             {"ranges", rangesJson(scan.ranges)},
             {"files", files},
             {"unowned", rangesJson(br.unowned)},
+            {"special", specialJson(scan.special)},
             {"clears_poison", scan.clearsPoison},
             {"walk",
              {{"ran", scan.observed()},
+              {"method", scan.method},
+              {"fsmap_note", orNull(scan.fsmapNote)},
               {"files_scanned", scan.filesScanned},
               {"complete", scan.observed() && scan.stoppedEarly.empty()},
               {"stopped_early", orNull(scan.stoppedEarly)}}},

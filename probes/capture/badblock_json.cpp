@@ -11,6 +11,15 @@ nlohmann::json badblockScanToJson(const BadblockScan &scan)
     for (const auto &e : scan.extents)
         extents.push_back(
             {{"path", e.path}, {"offset", e.offset}, {"length", e.length}, {"sector", e.sector}});
+    nlohmann::json special = nlohmann::json::array(), fsmap = nlohmann::json::array();
+    for (const auto &r : scan.special)
+        special.push_back({{"sector", r.sector}, {"count", r.count}, {"owner", r.owner}});
+    for (const auto &r : scan.fsmap)
+        fsmap.push_back({{"fmr_physical", r.physical},
+                         {"fmr_length", r.length},
+                         {"fmr_owner", r.owner},
+                         {"fmr_offset", r.offset},
+                         {"fmr_flags", r.flags}});
     return {{"disk", scan.disk},
             {"start_sector", scan.startSector},
             {"sectors", scan.sectors},
@@ -20,6 +29,10 @@ nlohmann::json badblockScanToJson(const BadblockScan &scan)
             {"stopped_early", scan.stoppedEarly},
             {"bus", scan.bus},
             {"clears_poison", scan.clearsPoison},
+            {"method", scan.method},
+            {"fsmap_note", scan.fsmapNote},
+            {"special", special},
+            {"fsmap", fsmap},
             {"ran", scan.observed()},
             {"error", scan.observed() ? std::string() : scan.text}};
 }
@@ -43,6 +56,16 @@ BadblockScan badblockScanFromJson(const nlohmann::json &j)
     scan.stoppedEarly = j.value("stopped_early", "");
     scan.bus = j.value("bus", "");
     scan.clearsPoison = j.value("clears_poison", true);
+    scan.method = j.value("method", "fiemap"); // before GETFSMAP, the walk was the only method
+    scan.fsmapNote = j.value("fsmap_note", "");
+    for (const auto &r : j.value("special", nlohmann::json::array()))
+        scan.special.push_back({r.value("sector", std::uint64_t{0}),
+                                r.value("count", std::uint64_t{0}), r.value("owner", "")});
+    for (const auto &r : j.value("fsmap", nlohmann::json::array()))
+        scan.fsmap.push_back(
+            {r.value("fmr_physical", std::uint64_t{0}), r.value("fmr_length", std::uint64_t{0}),
+             r.value("fmr_owner", std::uint64_t{0}), r.value("fmr_offset", std::uint64_t{0}),
+             r.value("fmr_flags", std::uint32_t{0})});
     if (j.value("ran", false))
         scan.observe();
     else

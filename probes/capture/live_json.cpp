@@ -114,6 +114,13 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"files_scanned", Kind::Unsigned},
         {"stopped_early", Kind::String},
         {"clears_poison", Kind::Bool},
+        {"fsmap_note", Kind::String},
+        {"owner", Kind::String},
+        {"fmr_physical", Kind::Unsigned},
+        {"fmr_length", Kind::Unsigned},
+        {"fmr_owner", Kind::Unsigned},
+        {"fmr_offset", Kind::Unsigned},
+        {"fmr_flags", Kind::Unsigned},
         {"census", Kind::Object},
         {"files_examined", Kind::Unsigned},
         {"dax_files", Kind::Unsigned},
@@ -211,7 +218,7 @@ Result<void> validateLiveJson(const json &j)
             std::string at = "badblocks[\"" + mp + "\"]";
             if (auto r = checkRecord(v, at); !r)
                 return r;
-            for (const char *list : {"ranges", "extents"})
+            for (const char *list : {"ranges", "extents", "special", "fsmap"})
                 if (auto r = checkList(v, list, at); !r)
                     return r;
         }

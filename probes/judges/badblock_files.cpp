@@ -62,12 +62,37 @@ std::string rangesText(const std::vector<BadRange> &ranges)
     return out;
 }
 
-std::string walkText(const BadblockScan &scan)
+// Which method named the files, and how far it got.
+std::pair<std::string, std::string> methodEvidence(const BadblockScan &scan)
 {
-    std::string s = fmt::format("FIEMAP of {} regular file(s)", scan.filesScanned);
+    std::string s = scan.method == "getfsmap"
+                        ? fmt::format("GETFSMAP named the owners; a walk of {} regular file(s) "
+                                      "found their paths",
+                                      scan.filesScanned)
+                        : fmt::format("FIEMAP of {} regular file(s)", scan.filesScanned);
+    if (!scan.fsmapNote.empty())
+        s += " (" + scan.fsmapNote + ")";
     if (!scan.stoppedEarly.empty())
         s += ", incomplete: " + scan.stoppedEarly;
-    return s;
+    return {scan.method == "getfsmap" ? "getfsmap" : "fiemap", s};
+}
+
+// The unowned ranges, named where GETFSMAP gives them a special owner.
+void appendUnowned(const BadblockReport &br, Verdict &v)
+{
+    for (const auto &r : br.scan->special)
+        v.evidence.push_back(
+            {"no file", fmt::format("sector {} count {}: {}", r.sector, r.count, r.owner)});
+    std::vector<BadRange> rest;
+    for (const auto &u : br.unowned) {
+        bool named = std::any_of(br.scan->special.begin(), br.scan->special.end(), [&](auto &r) {
+            return r.sector <= u.sector && u.sector + u.count <= r.sector + r.count;
+        });
+        if (!named)
+            rest.push_back(u);
+    }
+    if (!rest.empty())
+        v.evidence.push_back({"no file", rangesText(rest) + ": metadata or free space"});
 }
 
 std::string namesText(const std::vector<DamagedFile> &files)
@@ -111,14 +136,14 @@ Verdict verdictOf(const BadblockReport &br)
                                 br.badSectors, scan.text);
         return v;
     }
-    v.evidence.push_back({"fiemap", walkText(scan)});
+    auto [key, text] = methodEvidence(scan);
+    v.evidence.push_back({key, text});
     for (const auto &f : br.files)
         for (const auto &p : f.pieces)
             v.evidence.push_back(
                 {"file", fmt::format("{}: bytes {}-{} (sector {})", f.path, p.offset,
                                      p.offset + p.length - 1, p.sector)});
-    if (!br.unowned.empty())
-        v.evidence.push_back({"no file", rangesText(br.unowned) + ": metadata or free space"});
+    appendUnowned(br, v);
     if (!br.files.empty()) {
         v.code = code::BadblocksInFiles;
         v.summary = fmt::format("{} bad sector(s) lie in {} file(s): {}; reads there fail with "

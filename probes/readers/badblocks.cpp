@@ -107,4 +107,25 @@ std::vector<BadRange> clipToPartition(const std::vector<BadRange> &ranges, std::
     return out;
 }
 
+std::vector<DeviceBadBytes> badBytesOnDevice(const BadblockDevice &dev)
+{
+    std::vector<DeviceBadBytes> out;
+    for (const auto &r : clipToPartition(dev.ranges, dev.startSector, dev.sectors))
+        out.push_back({(r.sector - dev.startSector) * kSectorSize,
+                       (r.sector + r.count - dev.startSector) * kSectorSize, r.sector});
+    return out;
+}
+
+BadblockScan scanOfDevice(const BadblockDevice &dev)
+{
+    BadblockScan scan;
+    scan.disk = dev.disk;
+    scan.startSector = dev.startSector;
+    scan.sectors = dev.sectors;
+    scan.ranges = dev.ranges;
+    scan.bus = dev.bus;
+    scan.clearsPoison = dev.clearsPoison;
+    return scan;
+}
+
 } // namespace daxprobe

@@ -8,6 +8,7 @@
 #include "base/evidence_state.h"
 #include "base/result.h"
 #include "base/root.h"
+#include "probes/readers/fsmap_owners.h"
 #include "probes/readers/topology.h"
 
 namespace daxprobe
@@ -46,6 +47,9 @@ bool clearsPoison(const std::string &provider, const std::string &commands);
 // Every namespace disk with a non-zero bad-block count, and its partitions.
 std::vector<BadblockDevice> readBadblockDevices(const Root &root, const Topology &topology);
 
+// `dev`'s bad ranges inside it, as bytes on it.
+std::vector<DeviceBadBytes> badBytesOnDevice(const BadblockDevice &dev);
+
 // A piece of a file on bad sectors.
 struct DamagedExtent {
     std::string path;         // absolute: the mount point joined with the path in the fs
@@ -55,8 +59,9 @@ struct DamagedExtent {
     bool operator==(const DamagedExtent &) const = default;
 };
 
-// The files a mount's bad sectors fall in (a FIEMAP walk, extent_walk.h).
-// Observed when the walk ran (complete or not), Failed when it could not start.
+// The files a mount's bad sectors fall in (bad_owners.h): GETFSMAP's owners
+// where it names them all, else a FIEMAP walk (extent_walk.h). Observed when
+// the method ran (complete or not), Failed when it could not start.
 struct BadblockScan : EvidenceOutcome {
     std::string disk;
     std::uint64_t startSector = 0;
@@ -67,6 +72,13 @@ struct BadblockScan : EvidenceOutcome {
     std::string stoppedEarly; // which bound stopped the walk; empty when it saw every file
     std::string bus;
     bool clearsPoison = true;
+    std::string method;                // which found the files: "getfsmap" or "fiemap"
+    std::string fsmapNote;             // why not GETFSMAP (method "fiemap")
+    std::vector<SpecialRange> special; // bad sectors GETFSMAP gives to free space or metadata
+    std::vector<FsmapRecord> fsmap;    // GETFSMAP's records over the bad ranges
 };
+
+// A scan of `dev` with nothing found yet: its disk, extent, ranges and bus.
+BadblockScan scanOfDevice(const BadblockDevice &dev);
 
 } // namespace daxprobe

@@ -20,26 +20,12 @@ constexpr std::uint32_t kNoPlace = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLO
                                    FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL |
                                    FIEMAP_EXTENT_ENCODED;
 
-// A bad range as bytes on the filesystem's device, [begin, end).
-struct ByteRange {
-    std::uint64_t begin, end, firstSector;
-};
-
-std::vector<ByteRange> rangesOnDevice(const BadblockDevice &dev)
-{
-    std::vector<ByteRange> out;
-    for (const auto &r : clipToPartition(dev.ranges, dev.startSector, dev.sectors))
-        out.push_back({(r.sector - dev.startSector) * kSectorSize,
-                       (r.sector + r.count - dev.startSector) * kSectorSize, r.sector});
-    return out;
-}
-
 // The damaged pieces of each file the shared walk (file_walk.h) hands over.
 class ExtentMap
 {
   public:
     ExtentMap(const std::string &mountPoint, const BadblockDevice &dev, BadblockScan &scan)
-        : mountPoint_(mountPoint), bad_(rangesOnDevice(dev)), scan_(scan)
+        : mountPoint_(mountPoint), bad_(badBytesOnDevice(dev)), scan_(scan)
     {
     }
 
@@ -49,7 +35,7 @@ class ExtentMap
     void hit(const fiemap_extent &e, const std::string &rel);
 
     std::string mountPoint_;
-    std::vector<ByteRange> bad_;
+    std::vector<DeviceBadBytes> bad_;
     BadblockScan &scan_;
 };
 
@@ -79,13 +65,7 @@ void ExtentMap::hit(const fiemap_extent &e, const std::string &rel)
 BadblockScan scanBadblocks(const std::string &mountPoint, const BadblockDevice &dev,
                            const WalkLimits &limits)
 {
-    BadblockScan scan;
-    scan.disk = dev.disk;
-    scan.startSector = dev.startSector;
-    scan.sectors = dev.sectors;
-    scan.ranges = dev.ranges;
-    scan.bus = dev.bus;
-    scan.clearsPoison = dev.clearsPoison;
+    BadblockScan scan = scanOfDevice(dev);
     ExtentMap map(mountPoint, dev, scan);
     auto walked = walkRegularFiles(
         mountPoint, makedev(dev.major, dev.minor), dev.name, {limits.maxFiles, limits.maxTime},

@@ -1,9 +1,9 @@
 #include "probes/readers/gather.h"
 
+#include "probes/readers/bad_owners.h"
 #include "probes/readers/dax_census.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/dimm_smart.h"
-#include "probes/readers/extent_walk.h"
 #include "probes/readers/root_facts.h"
 #include "probes/readers/sysfs_topology.h"
 #include "probes/readers/text_util.h"
@@ -23,7 +23,7 @@ bool readOnly(const MountEntry &m)
 }
 
 // One mount of each device with bad blocks, its whole tree preferred (a
-// bind mount shows only a subtree), walked for the files on them.
+// bind mount shows only a subtree), and the owners of its bad sectors.
 void scanBadblockMounts(const Root &root, Facts &facts)
 {
     for (const auto &dev : readBadblockDevices(root, facts.topology)) {
@@ -32,7 +32,7 @@ void scanBadblockMounts(const Root &root, Facts &facts)
             if (m.major == dev.major && m.minor == dev.minor && (!best || best->root != "/"))
                 best = &m;
         if (best)
-            facts.badblockScans[best->mountPoint] = scanBadblocks(best->mountPoint, dev);
+            facts.badblockScans[best->mountPoint] = findBadblockOwners(best->mountPoint, dev);
     }
 }
 

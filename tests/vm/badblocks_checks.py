@@ -1,7 +1,8 @@
 """Host checks for issue 35's bad-block scenarios (badblocks-ext4, -xfs).
 
 The kernel's answers in the same guest: xfs_io's fiemap places the file
-(badblocks-fiemap.txt), the disk's badblocks file before and after, a read
+(badblocks-fiemap.txt), xfs_io's fsmap names every block's owner
+(badblocks-fsmap.txt: the method daxprobe reports and the special owners), the disk's badblocks file before and after, a read
 of the damaged page (EIO or not), the nd bus's commands (clear_error or
 not). daxprobe must name the file and the offset the kernel's placement
 gives, name the range no file holds as such, and say whether a write can
@@ -27,6 +28,77 @@ def kernel_first_sector(c, res):
     if not c.check(m is not None, f"badblocks-fiemap.txt has no first extent: {res.text('badblocks-fiemap.txt')!r}"):
         return None
     return int(m.group(1))
+
+
+# xfs_io's fsmap: "\t6: 259:0 [4160..6207]: inode 4100 data 0..2047 2048" (512-byte
+# units on the device; the file's range), a special owner in place of "inode ...".
+FSMAP_LINE = re.compile(r"^\s*\d+: \d+:\d+ \[(\d+)\.\.(\d+)\]: (.+) (\d+)$")
+FSMAP_INODE = re.compile(r"^inode (\d+) (?:data )?(\d+)\.\.(\d+)$")
+# xfs_io's names of GETFSMAP's special owners -> daxprobe's (agent/REPORT.md)
+SPECIAL_NAMES = {"free space": "free space", "journalling log": "journal (log)",
+                 "static fs metadata": "static fs metadata", "per-AG metadata": "per-AG metadata",
+                 "inode btree": "inode btree", "inodes": "inodes"}
+
+
+def kernel_owners(c, res, sector, count):
+    """What the kernel's fsmap says of the sectors [sector, sector+count): each
+    overlapping record's owner, an inode's as (inode, offset of `sector` in
+    its file in bytes)."""
+    lines = [FSMAP_LINE.match(line) for line in res.text("badblocks-fsmap.txt").splitlines()]
+    c.check(any(lines), f"badblocks-fsmap.txt has records: {res.text('badblocks-fsmap.txt')[:300]!r}")
+    out = []
+    for m in lines:
+        if not m or int(m.group(1)) >= sector + count or int(m.group(2)) < sector:
+            continue
+        ino = FSMAP_INODE.match(m.group(3))
+        out.append((ino.group(1), (int(ino.group(2)) + sector - int(m.group(1))) * 512)
+                   if ino else m.group(3))
+    return out
+
+
+def expect_owners_xfs(c, res, bb, want):
+    """XFS: the kernel's own GETFSMAP answer (xfs_io -c 'fsmap -d'): the method
+    is getfsmap where it names an owner for every bad sector (rmapbt), the
+    file's sectors are its inode's at its offset, the free range is free."""
+    owners = {int(s): kernel_owners(c, res, int(s), int(n)) for s, n in want}
+    named = all(o and "unknown" not in o for o in owners.values())
+    c.eq((bb.get("walk") or {}).get("method"), "getfsmap" if named else "fiemap",
+         f"the method vs the kernel's fsmap owners {owners!r}")
+    inj = res.kv("badblocks-injected.txt")
+    c.eq(owners.get(int(inj.get("sector", "-1"))),
+         [(res.text("badblocks-inode.txt").strip(), OFFSET)],
+         "the kernel's fsmap: the file's inode owns the damaged sectors at its offset")
+    special = [{"sector": s, "count": 8, "owner": SPECIAL_NAMES.get(o[0], o[0])}
+               for s, o in sorted(owners.items()) if len(o) == 1 and isinstance(o[0], str)]
+    c.eq(bb.get("special"), special, "bad sectors in free space or metadata, named as the kernel's fsmap")
+
+
+def expect_owners_ext4(c, res, bb):
+    """ext4 keeps no reverse map: its GETFSMAP gives data in use an unknown
+    owner (the fixture test shows the records), so the files come from the
+    FIEMAP walk; GETFSMAP still names free space. The on-disk answer
+    (debugfs, xfs_io's fsmap -d fails on ext4 with EINVAL): icheck gives the
+    damaged block to the file's inode, testb finds the free range unused."""
+    c.eq((bb.get("walk") or {}).get("method"), "fiemap", "ext4: the method")
+    inj = res.kv("badblocks-injected.txt")
+    text = res.text("badblocks-debugfs.txt")
+    ino = res.text("badblocks-inode.txt").strip()
+    c.check(re.search(rf"^{int(inj.get('sector', '0')) // 8}\s+{ino}$", text, re.M) is not None,
+            f"debugfs icheck: the damaged block is inode {ino}'s: {text!r}")
+    free_block = int(inj.get("free", "0")) // 8
+    c.check(f"Block {free_block} not in use" in text, f"debugfs testb: block {free_block} is free: {text!r}")
+    c.eq(bb.get("special"), [{"sector": int(inj.get("free", "0")), "count": 8, "owner": "free space"}],
+         "ext4: GETFSMAP names the free range")
+
+
+def expect_owners_as_kernel(c, res, bb, want):
+    if "badblocks-fsmap.txt" not in res.files:
+        c.check(not res.live, "the guest recorded badblocks-fsmap.txt")
+        return  # a fixture from before GETFSMAP
+    if res.kv("mount.txt").get("fstype") == "xfs":
+        expect_owners_xfs(c, res, bb, want)
+    else:
+        expect_owners_ext4(c, res, bb)
 
 
 def badblock_lines(res, name):
@@ -89,6 +161,7 @@ def check_badblocks(c, res, free_range):
          "damaged files vs the kernel's fiemap")
     unowned = [{"sector": int(inj.get("free", "0")), "count": 8}] if free_range else []
     c.eq(bb.get("unowned"), unowned, "bad sectors no file holds (metadata or free space)")
+    expect_owners_as_kernel(c, res, bb, want)
     if clears:
         expect_rewrite_clears(c, res, rewrite, want)
     else:
@@ -156,4 +229,5 @@ def check_badblocks_ext4(c, res):
 
 
 def check_badblocks_xfs(c, res):
-    check_badblocks(c, res, free_range=False)
+    # a free range since GETFSMAP (older fixtures: the file's only)
+    check_badblocks(c, res, free_range="badblocks-fsmap.txt" in res.files)

@@ -55,6 +55,8 @@ BINARIES = {
     # the kernel's own answer beside daxprobe's: statx -r, mmap -S (MAP_SYNC),
     # chattr +x / lsattr (FS_XFLAG_DAX)
     "/usr/sbin/xfs_io": "/usr/sbin/xfs_io",
+    # ext4's owners on disk (icheck, testb) beside GETFSMAP (issue 35)
+    "/usr/sbin/debugfs": "/usr/sbin/debugfs",
     # util-linux's: runs a check as an unprivileged user (busybox's cannot
     # change the uid)
     "/usr/bin/setpriv": "/usr/bin/setpriv",

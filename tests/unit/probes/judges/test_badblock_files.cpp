@@ -90,6 +90,31 @@ TEST_CASE("bad sectors no file holds are metadata or free space", "[badblocks]")
     CHECK(br->verdict.remedy.empty());
 }
 
+TEST_CASE("the evidence says which method found the owners, free space by name", "[badblocks]")
+{
+    BadblockScan s = scanOf({{"/mnt/pmem/f", 8192, 2048, 10000}});
+    s.method = "getfsmap";
+    s.special = {{10004, 4, "free space"}};
+    auto br = judgeBadblocks(s);
+    REQUIRE(br);
+    auto has = [&](const std::string &check, const std::string &text) {
+        for (const auto &e : br->verdict.evidence)
+            if (e.check == check && e.result.find(text) != std::string::npos)
+                return true;
+        return false;
+    };
+    CHECK(has("getfsmap", "GETFSMAP named the owners"));
+    CHECK(has("no file", "sector 10004 count 4: free space"));
+    CHECK_FALSE(has("no file", "metadata or free space"));
+
+    s.method = "fiemap";
+    s.fsmapNote = "GETFSMAP names no owner of 2048 bad byte(s)";
+    s.special.clear();
+    br = judgeBadblocks(s);
+    CHECK(has("fiemap", "FIEMAP of 3 regular file(s) (GETFSMAP names no owner"));
+    CHECK(has("no file", "sector 10004 count 4: metadata or free space"));
+}
+
 TEST_CASE("a walk stopped early or not run says so", "[badblocks]")
 {
     BadblockScan s = scanOf({});
@@ -181,4 +206,70 @@ TEST_CASE("the captured guest: the judge names the file where xfs_io's fiemap pu
     CHECK(br->files[0].rewrite.empty());
     REQUIRE(br->unowned.size() == 1);
     CHECK(br->unowned[0].count == 8);
+}
+
+namespace
+{
+
+// The fixture's scan and the bad bytes of its (whole-disk) device.
+BadblockScan capturedScan(const std::string &dir)
+{
+    Facts facts;
+    liveFactsFromJson(nlohmann::json::parse(slurp(dir + "/live.json")), facts);
+    REQUIRE(facts.badblockScans.count("/mnt/pmem"));
+    return facts.badblockScans.at("/mnt/pmem");
+}
+
+std::vector<DeviceBadBytes> badBytesOf(const BadblockScan &s)
+{
+    BadblockDevice d;
+    d.startSector = s.startSector;
+    d.sectors = s.sectors;
+    d.ranges = s.ranges;
+    return badBytesOnDevice(d);
+}
+
+std::uint64_t injected(const std::string &dir, const std::string &key)
+{
+    std::smatch m;
+    std::string text = slurp(dir + "/_vm/badblocks-injected.txt");
+    REQUIRE(std::regex_search(text, m, std::regex(key + "=(\\d+)")));
+    return std::stoull(m[1]);
+}
+
+} // namespace
+
+TEST_CASE("the captured guests' GETFSMAP records: XFS with rmapbt names the file's inode",
+          "[badblocks][fixture][fsmap]")
+{
+    // tests/fixtures/badblocks-xfs: XFS -m rmapbt=1, the file's page 16 and
+    // the disk's last MiB injected; xfs_io's fsmap and stat in the same guest.
+    const std::string dir = FIXTURES_DIR "/badblocks-xfs";
+    BadblockScan scan = capturedScan(dir);
+    CHECK(scan.method == "getfsmap");
+    FsmapOwners o = ownersOfBadBytes(scan.fsmap, badBytesOf(scan));
+    CHECK(o.unknownBytes == 0);
+    const std::uint64_t ino = std::stoull(slurp(dir + "/_vm/badblocks-inode.txt"));
+    REQUIRE(o.inodes.count(ino));
+    REQUIRE(o.inodes[ino].size() == 1);
+    CHECK(o.inodes[ino][0].offset == 65536);
+    CHECK(o.inodes[ino][0].length == 4096);
+    CHECK(o.inodes[ino][0].sector == injected(dir, "sector"));
+    CHECK(o.special == std::vector<SpecialRange>{{injected(dir, "free"), 8, "free space"}});
+    auto br = judgeBadblocks(scan);
+    REQUIRE(br);
+    REQUIRE(br->files.size() == 1);
+    CHECK(br->files[0].path == "/mnt/pmem/data/damaged");
+}
+
+TEST_CASE("the captured guests' GETFSMAP records: ext4 names free space, not file data",
+          "[badblocks][fixture][fsmap]")
+{
+    const std::string dir = FIXTURES_DIR "/badblocks-ext4";
+    BadblockScan scan = capturedScan(dir);
+    CHECK(scan.method == "fiemap");
+    FsmapOwners o = ownersOfBadBytes(scan.fsmap, badBytesOf(scan));
+    CHECK(o.unknownBytes == 4096); // the file's page: FMR_OWN_UNKNOWN
+    CHECK(o.inodes.empty());
+    CHECK(o.special == std::vector<SpecialRange>{{injected(dir, "free"), 8, "free space"}});
 }

@@ -7,12 +7,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <linux/magic.h>
 #include <regex>
 #include <string>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "probes/readers/bad_owners.h"
 #include "probes/readers/extent_walk.h"
 
 using namespace daxprobe;
@@ -117,4 +120,24 @@ TEST_CASE("the walk refuses a start that is not the device's", "[badblocks]")
     CHECK(scan.failed());
     fs::create_symlink("/etc", t.dir / "link");
     CHECK(scanBadblocks(t.dir / "link", deviceOf(t.dir, {{0, 8}})).failed());
+}
+
+TEST_CASE("ext4's GETFSMAP names no file: the FIEMAP walk finds it, and says so", "[badblocks]")
+{
+    TempDir t;
+    struct statfs sf {
+    };
+    REQUIRE(::statfs(t.dir.c_str(), &sf) == 0);
+    INFO("this test needs /var/tmp on ext4 (Debian's default)");
+    REQUIRE(sf.f_type == EXT4_SUPER_MAGIC);
+    writeSynced(t.dir / "data", 64 * 1024);
+    std::uint64_t s = firstSector(t.dir / "data");
+    BadblockScan scan = findBadblockOwners(t.dir, deviceOf(t.dir, {{s + 16, 8}}));
+    REQUIRE(scan.observed());
+    CHECK(scan.method == "fiemap");
+    CHECK_THAT(scan.fsmapNote, Catch::Contains("FMR_OWN_UNKNOWN"));
+    CHECK(!scan.fsmap.empty()); // the kernel answered, with an unknown owner
+    REQUIRE(scan.extents.size() == 1);
+    CHECK(scan.extents[0].path == (t.dir / "data").string());
+    CHECK(scan.extents[0].offset == 16 * 512);
 }

@@ -1,6 +1,7 @@
 # fsdax, ext4 -o dax: a file with 8 of its sectors put on the disk's bad-block
 # list (the list the pmem driver checks on every access), and 8 sectors no
-# file holds. The kernel's answers: xfs_io's fiemap places the file, a read
+# file holds. The kernel's answers: xfs_io's fiemap places the file, its
+# fsmap names every block's owner, a read
 # of its damaged page fails, the bus's commands say whether a write can
 # clear poison. `daxprobe profile --path` on the file stops at the poisoned page. After the check, its remedy, then the kernel's list and a
 # read again (badblocks_after).
@@ -10,7 +11,13 @@ badblocks_prepare() {
     run ndctl create-namespace -f -e namespace0.0 -m fsdax
     BB_DEV=$(first_pmem)
     BB_DISK=${BB_DEV#/dev/}
-    mkfs_dev $1 $BB_DEV
+    # XFS with its reverse map (off by default in Debian 12's mkfs.xfs 6.1):
+    # GETFSMAP then names each block's owner; ext4 has none.
+    if [ "$1" = xfs ]; then
+        run mkfs.xfs -f -q -d su=2m,sw=1,agcount=2 -m reflink=0,rmapbt=1 $BB_DEV
+    else
+        mkfs_dev $1 $BB_DEV
+    fi
     mount_dev $1 $BB_DEV $2
     BB_FILE=$PMEM_MNT/data/damaged
     mkdir -p $PMEM_MNT/data
@@ -29,10 +36,21 @@ badblocks_prepare() {
     echo "$sector 8" > /sys/block/$BB_DISK/badblocks
     # 8 sectors in the last MiB of the disk: no file is there
     free=$(( $(cat /sys/block/$BB_DISK/size) - 2048 ))
-    [ "$1" = ext4 ] && echo "$free 8" > /sys/block/$BB_DISK/badblocks
+    echo "$free 8" > /sys/block/$BB_DISK/badblocks
     printf 'file=%s\nfirst=%s\nsector=%s\noffset=65536\nfree=%s\n' \
         "$BB_FILE" "$first" "$sector" "$free" > $R/badblocks-injected.txt
     cat /sys/block/$BB_DISK/badblocks > $R/badblocks-before.txt
+    # The kernel's owners of every block (GETFSMAP, 512-byte units), and the
+    # file's inode they name.
+    xfs_io -r -c 'fsmap -d' $PMEM_MNT > $R/badblocks-fsmap.txt 2>&1
+    stat -c %i $BB_FILE > $R/badblocks-inode.txt
+    # ext4's on-disk answer (xfs_io's fsmap fails there): the damaged
+    # block's inode, and whether the free range's block is in use.
+    if [ "$1" = ext4 ]; then
+        sync
+        debugfs -R "icheck $((sector / 8))" $BB_DEV > $R/badblocks-debugfs.txt 2>&1
+        debugfs -R "testb $((free / 8))" $BB_DEV >> $R/badblocks-debugfs.txt 2>&1
+    fi
     read_page before
     # Touching the poisoned page through a DAX mapping raises SIGBUS: the
     # profile must stop there and say so, not die of it.
