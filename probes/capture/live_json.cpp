@@ -116,6 +116,8 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"clears_poison", Kind::Bool},
         {"census", Kind::Object},
         {"files_examined", Kind::Unsigned},
+        {"files_seen", Kind::Unsigned},
+        {"sampled", Kind::String},
         {"dax_files", Kind::Unsigned},
         {"inline_tail", Kind::Unsigned},
         {"compressed", Kind::Unsigned},

@@ -92,6 +92,19 @@ TEST_CASE("compressed files are named as never DAX; every file counted, a few na
     CHECK_THAT(v.remedy, Catch::Contains("mkfs.erofs -E noinline_data"));
 }
 
+TEST_CASE("an image whose only non-DAX files are compressed gets no noinline_data remedy",
+          "[verdict][census]")
+{
+    Facts f = erofsFacts(1, 0, 2);
+    Report r = evaluate(f);
+    const Verdict &v = r.mounts[0].verdict;
+    CHECK(v.code == code::FilesNotDax);
+    REQUIRE(v.warnings.size() == 1);
+    CHECK_THAT(v.warnings[0], Catch::Contains("2 compressed file(s) are never DAX") &&
+                                  Catch::Contains("/mnt/pmem/z0, /mnt/pmem/z1"));
+    CHECK(v.remedy.empty());
+}
+
 TEST_CASE("a complete census of DAX files changes nothing", "[verdict][census]")
 {
     Facts f = erofsFacts(3, 0, 0);
