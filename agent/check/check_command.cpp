@@ -9,6 +9,7 @@
 
 #include "agent/check/check_runner.h"
 #include "agent/json_text.h"
+#include "agent/walk_options.h"
 #include "base/logging.h"
 
 namespace daxprobe
@@ -60,6 +61,7 @@ Subcommand addCheckCommand(CLI::App &app)
                     "Also examine these files (DAX flag, page-cache residency)");
     cmd->add_flag("--json", check.json, "Print one JSON document (schema daxprobe.check/1)");
     cmd->add_flag("--no-active", cli->noActive, "Skip the MAP_SYNC test file on DAX mounts");
+    addWalkOptions(*cmd, check.walk);
     cmd->add_option("--capture", check.captureDir,
                     "Copy every file read, plus live facts, into DIR, a new directory it makes");
     cmd->add_option("--replay", check.replayDir, "Report on a capture made with --capture");

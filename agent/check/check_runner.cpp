@@ -92,6 +92,7 @@ CheckOutcome live(const CheckOptions &options)
     GatherOptions g;
     g.live = options.root == "/";
     g.activeChecks = options.activeChecks;
+    g.walk = options.walk;
     g.paths = options.paths;
     g.kmsg = options.kmsg;
     g.faultProbes = options.faultProbes;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/check/report_text.h"
+#include "probes/readers/walk_bounds.h"
 
 namespace daxprobe
 {
@@ -17,6 +18,7 @@ struct CheckOptions {
     std::string root = "/";         // where /proc, /sys, /dev are read from
     std::vector<std::string> paths; // --path: extra files to examine
     bool activeChecks = true;       // MAP_SYNC test file on writable DAX mounts
+    WalkBounds walk;                // --walk-files, --walk-ms
     std::string captureDir;         // --capture: copy every file read + live facts here
     std::string replayDir;          // --replay: compute the report from a capture
     std::string stateDir; // --state-dir: where each DIMM's last unsafe-shutdown count is kept

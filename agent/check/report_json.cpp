@@ -129,6 +129,8 @@ json censusJson(const DaxCensus &c)
     return {{"ran", c.observed()},
             {"error", c.observed() ? json(nullptr) : json(c.text)},
             {"files", c.files},
+            {"files_seen", c.seen},
+            {"sampled", orNull(c.sampled)},
             {"dax_files", c.daxFiles},
             {"not_dax",
              {{"inline_tail", c.inlineTail}, {"compressed", c.compressed}, {"unknown", c.unknown}}},

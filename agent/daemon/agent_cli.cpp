@@ -7,6 +7,7 @@
 #include "agent/check/check_runner.h"
 #include "agent/daemon/agent_metrics.h"
 #include "agent/daemon/daemon_port.h"
+#include "agent/walk_options.h"
 #include "base/logging.h"
 #include "probes/readers/fault_sources.h"
 #include "probes/readers/kmsg.h"
@@ -39,6 +40,7 @@ Subcommand addAgentCommand(CLI::App &app)
     cmd->add_flag_callback(
         "--no-active", [&o] { o.activeChecks = false; },
         "Skip the MAP_SYNC test file on DAX mounts in every check");
+    addWalkOptions(*cmd, o.walk);
     cmd->add_option("--state-dir", o.stateDir,
                     "Remember each DIMM's unsafe-shutdown count in DIR (the unit's "
                     "StateDirectory); a rise is a problem");
@@ -64,11 +66,12 @@ int runAgent(const DaemonOptions &options)
     auto kmsg = std::make_shared<KmsgReader>();
     auto faultProbes = std::make_shared<FaultProbeCache>();
     hooks.check = [root = options.root, stateDir = options.stateDir, active = options.activeChecks,
-                   kmsg, faultProbes] {
+                   walk = options.walk, kmsg, faultProbes] {
         CheckOptions co;
         co.root = root;
         co.stateDir = stateDir;
         co.activeChecks = active;
+        co.walk = walk;
         co.json = true;
         co.kmsg = kmsg.get();
         co.faultProbes = faultProbes.get();

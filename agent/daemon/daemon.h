@@ -9,6 +9,7 @@
 #include "base/result.h"
 #include "base/safe_files.h"
 #include "base/unique_fd.h"
+#include "probes/readers/walk_bounds.h"
 
 namespace daxprobe
 {
@@ -26,6 +27,7 @@ struct DaemonOptions {
     bool watchMounts = true;   // re-check when /proc/self/mountinfo changes
     bool watchDevices = true;  // re-check on nd/dax/cxl/block uevents and badblocks changes
     bool activeChecks = true;  // the check's MAP_SYNC probe (an unnamed O_TMPFILE)
+    WalkBounds walk;           // the check's file walks (--walk-files, --walk-ms)
 };
 
 // The agent's event loop: one poll() over a signalfd, the mount table and the

@@ -123,6 +123,8 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"fmr_flags", Kind::Unsigned},
         {"census", Kind::Object},
         {"files_examined", Kind::Unsigned},
+        {"files_seen", Kind::Unsigned},
+        {"sampled", Kind::String},
         {"dax_files", Kind::Unsigned},
         {"inline_tail", Kind::Unsigned},
         {"compressed", Kind::Unsigned},

@@ -28,6 +28,14 @@ std::string namesOf(const DaxCensus &c, NotDaxReason reason, std::uint64_t total
     return out;
 }
 
+// The census's count: "M of N files", or "M of N sampled files".
+std::string censusCount(const DaxCensus &c)
+{
+    if (c.sampled.empty())
+        return fmt::format("{} of {} files", c.daxFiles, c.files);
+    return fmt::format("{} of {} sampled files", c.daxFiles, c.files);
+}
+
 bool isErofs(const MountEntry &m)
 {
     return m.fstype == "erofs";
@@ -55,6 +63,10 @@ void warnPerReason(const MountReport &mr, const DaxCensus &c, Verdict &v)
         v.warnings.push_back(fmt::format("{} file(s) are not DAX and neither statx nor FIEMAP "
                                          "says why: {}",
                                          c.unknown, namesOf(c, NotDaxReason::Unknown, c.unknown)));
+    if (!c.sampled.empty())
+        v.warnings.push_back(fmt::format("the census examined a sample ({}) of about {} files: "
+                                         "files not examined may not be DAX either",
+                                         c.sampled, c.seen));
     if (!c.stoppedEarly.empty())
         v.warnings.push_back("the census stopped early (" + c.stoppedEarly +
                              "): files not examined may not be DAX either");
@@ -76,7 +88,9 @@ bool censusShowsNotDax(const MountReport &mr, bool deviceDax)
 
 std::string censusText(const DaxCensus &c)
 {
-    std::string s = fmt::format("{} of {} files DAX", c.daxFiles, c.files);
+    std::string s = censusCount(c) + " DAX";
+    if (!c.sampled.empty())
+        s += fmt::format(" (of about {})", c.seen);
     if (!c.stoppedEarly.empty())
         s += ", incomplete: " + c.stoppedEarly;
     return s;
@@ -89,11 +103,12 @@ Verdict judgeFilesNotDax(const MountReport &mr, Verdict v)
     v.code = code::FilesNotDax;
     v.severity = Severity::Warning;
     v.summary =
-        fmt::format("{} is mounted with dax, but {} of {} files are DAX: {} go{} through "
-                    "the page cache",
-                    m.mountPoint, c.daxFiles, c.files, c.notDax(), c.notDax() == 1 ? "es" : "");
+        fmt::format("{} is mounted with dax, but {} are DAX: {} go{} through the page cache",
+                    m.mountPoint, censusCount(c), c.notDax(), c.notDax() == 1 ? "es" : "");
     warnPerReason(mr, c, v);
-    if (isErofs(m) && (c.inlineTail || c.compressed))
+    // Compressed files are never DAX: a choice made with -z, which
+    // noinline_data does not undo; the warning says so, no remedy.
+    if (isErofs(m) && c.inlineTail)
         v.remedy = rebuildErofsForDax(m);
     return v;
 }

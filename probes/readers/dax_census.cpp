@@ -1,6 +1,7 @@
 #include "probes/readers/dax_census.h"
 
 #include <algorithm>
+#include <limits>
 #include <sys/sysmacros.h>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fiemap.h"
 #include "probes/readers/file_walk.h"
+#include "probes/readers/stride_sample.h"
 
 namespace daxprobe
 {
@@ -35,9 +37,30 @@ NotDaxReason reasonOf(int fd, const StatxEvidence &statx)
     return reason;
 }
 
-void count(DaxCensus &census, NotDaxReason reason)
+// One examined file: DAX, or why not (and where, to be named).
+struct Examined {
+    bool dax = false;
+    NotDaxFile file;
+};
+
+Examined examine(int fd, const std::string &path)
 {
-    switch (reason) {
+    StatxEvidence statx = statxDax(fd, path);
+    // statx of an open file does not fail in practice; count it as not DAX
+    // with no reason rather than lose it.
+    if (statx.observed() && statx.dax)
+        return {true, {}};
+    return {false, {path, statx.observed() ? reasonOf(fd, statx) : NotDaxReason::Unknown}};
+}
+
+void count(DaxCensus &census, const Examined &e)
+{
+    ++census.files;
+    if (e.dax) {
+        ++census.daxFiles;
+        return;
+    }
+    switch (e.file.reason) {
     case NotDaxReason::InlineTail:
         ++census.inlineTail;
         break;
@@ -48,6 +71,7 @@ void count(DaxCensus &census, NotDaxReason reason)
         ++census.unknown;
         break;
     }
+    census.exceptions.push_back(e.file);
 }
 
 } // namespace
@@ -56,34 +80,33 @@ DaxCensus takeDaxCensus(const std::string &mountPoint, unsigned major, unsigned 
                         const CensusLimits &limits)
 {
     DaxCensus census;
+    StrideSample<Examined> sample(limits.maxFiles);
+    std::uint64_t index = 0; // the visited file's index among those met
+    auto select = [&](std::uint64_t i) { return sample.wants(index = i); };
     auto visit = [&](int fd, const std::string &rel) {
-        StatxEvidence statx = statxDax(fd, rel);
-        if (!statx.observed()) {
-            // statx of an open file does not fail in practice; count it as
-            // not DAX with no reason rather than lose it.
-            count(census, NotDaxReason::Unknown);
-            return;
-        }
-        if (statx.dax) {
-            ++census.daxFiles;
-            return;
-        }
-        NotDaxReason reason = reasonOf(fd, statx);
-        count(census, reason);
-        if (census.exceptions.size() < limits.maxNamed)
-            census.exceptions.push_back({pathInMount(mountPoint, rel), reason});
+        sample.add(index, examine(fd, pathInMount(mountPoint, rel)));
     };
-    auto walked =
-        walkRegularFiles(mountPoint, makedev(major, minor), fmt::format("{}:{}", major, minor),
-                         {limits.maxFiles, limits.maxTime}, visit);
+    // The sample bounds the files kept; the walk, by time only, visits the
+    // ones the sample wants (about maxFiles per doubling of the stride).
+    FileWalkLimits walk{std::numeric_limits<std::uint64_t>::max(), limits.maxTime};
+    auto walked = walkRegularFiles(mountPoint, makedev(major, minor),
+                                   fmt::format("{}:{}", major, minor), walk, visit, {}, select);
     if (!walked) {
         census.fail(walked.error().describe());
         return census;
     }
-    census.files = walked->files;
+    for (const auto &[i, e] : sample.kept())
+        count(census, e);
+    census.seen = walked->seen;
+    if (sample.stride() > 1)
+        census.sampled = fmt::format("1 in {0} regular files: the walk's files 0, {0}, {1}, ... "
+                                     "in breadth-first readdir order, at most {2}",
+                                     sample.stride(), 2 * sample.stride(), limits.maxFiles);
     census.stoppedEarly = std::move(walked->stoppedEarly);
     std::sort(census.exceptions.begin(), census.exceptions.end(),
               [](const auto &a, const auto &b) { return a.path < b.path; });
+    if (census.exceptions.size() > limits.maxNamed)
+        census.exceptions.resize(limits.maxNamed);
     census.observe();
     return census;
 }

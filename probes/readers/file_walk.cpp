@@ -23,8 +23,9 @@ namespace
 class Walk
 {
   public:
-    Walk(const FileWalkLimits &limits, const FileVisitor &visit, const ExtraBound &extraBound)
-        : limits_(limits), visit_(visit), extraBound_(extraBound),
+    Walk(const FileWalkLimits &limits, const FileVisitor &visit, const ExtraBound &extraBound,
+         const FileSelector &select)
+        : limits_(limits), visit_(visit), extraBound_(extraBound), select_(select),
           deadline_(std::chrono::steady_clock::now() + limits.maxTime)
     {
     }
@@ -34,10 +35,12 @@ class Walk
   private:
     void walkDir(int dirFd, const std::string &rel, std::deque<std::string> &dirs);
     bool bounded();
+    bool meet(); // counts a regular file met; whether to visit it
 
     FileWalkLimits limits_;
     const FileVisitor &visit_;
     const ExtraBound &extraBound_;
+    const FileSelector &select_;
     std::chrono::steady_clock::time_point deadline_;
     FileWalkOutcome out_;
     dev_t device_ = 0;
@@ -56,6 +59,12 @@ bool Walk::bounded()
     else if (extraBound_)
         out_.stoppedEarly = extraBound_();
     return !out_.stoppedEarly.empty();
+}
+
+bool Walk::meet()
+{
+    std::uint64_t index = out_.seen++;
+    return !select_ || select_(index);
 }
 
 FileWalkOutcome Walk::run(int rootFd, dev_t device)
@@ -87,6 +96,11 @@ void Walk::walkDir(int dirFd, const std::string &rel, std::deque<std::string> &d
         std::string name = e->d_name;
         if (name == "." || name == ".." || bounded())
             continue;
+        // A file readdir says is regular and that is not selected costs no
+        // stat: a sampled walk of a large tree is mostly readdir.
+        bool typed = e->d_type == DT_REG;
+        if (typed && !meet())
+            continue;
         std::string child = rel == "." ? name : rel + "/" + name;
         struct stat st {
         };
@@ -95,6 +109,8 @@ void Walk::walkDir(int dirFd, const std::string &rel, std::deque<std::string> &d
         if (S_ISDIR(st.st_mode)) {
             dirs.push_back(std::move(child));
         } else if (S_ISREG(st.st_mode)) {
+            if (!typed && !meet())
+                continue;
             if (st.st_nlink > 1 && !linked_.insert(st.st_ino).second)
                 continue;
             UniqueFD fd(::openat(dirFd, e->d_name,
@@ -117,7 +133,7 @@ void Walk::walkDir(int dirFd, const std::string &rel, std::deque<std::string> &d
 Result<FileWalkOutcome> walkRegularFiles(const std::string &mountPoint, dev_t device,
                                          const std::string &deviceName,
                                          const FileWalkLimits &limits, const FileVisitor &visit,
-                                         const ExtraBound &extraBound)
+                                         const ExtraBound &extraBound, const FileSelector &select)
 {
     UniqueFD root(
         ::open(mountPoint.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -127,7 +143,7 @@ Result<FileWalkOutcome> walkRegularFiles(const std::string &mountPoint, dev_t de
         return fail(fmt::format("cannot open {}: {}", mountPoint, std::strerror(errno)));
     if (st.st_dev != device)
         return fail(fmt::format("{} is not on {} any more", mountPoint, deviceName));
-    return Walk(limits, visit, extraBound).run(root.get(), st.st_dev);
+    return Walk(limits, visit, extraBound, select).run(root.get(), st.st_dev);
 }
 
 std::string pathInMount(const std::string &mountPoint, const std::string &relPath)

@@ -24,7 +24,7 @@ bool readOnly(const MountEntry &m)
 
 // One mount of each device with bad blocks, its whole tree preferred (a
 // bind mount shows only a subtree), and the owners of its bad sectors.
-void scanBadblockMounts(const Root &root, Facts &facts)
+void scanBadblockMounts(const Root &root, Facts &facts, const WalkBounds &bounds)
 {
     for (const auto &dev : readBadblockDevices(root, facts.topology)) {
         const MountEntry *best = nullptr;
@@ -32,7 +32,8 @@ void scanBadblockMounts(const Root &root, Facts &facts)
             if (m.major == dev.major && m.minor == dev.minor && (!best || best->root != "/"))
                 best = &m;
         if (best)
-            facts.badblockScans[best->mountPoint] = findBadblockOwners(best->mountPoint, dev);
+            facts.badblockScans[best->mountPoint] =
+                findBadblockOwners(best->mountPoint, dev, boundedBy(WalkLimits{}, bounds));
     }
 }
 
@@ -73,10 +74,11 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
             else if (live.statx.state == EvidenceState::NotRun)
                 live.statx.skip("no regular file found to examine");
         }
-        live.census = takeDaxCensus(m.mountPoint, m.major, m.minor);
+        live.census =
+            takeDaxCensus(m.mountPoint, m.major, m.minor, boundedBy(CensusLimits{}, options.walk));
         facts.mountLive[m.mountPoint] = std::move(live);
     }
-    scanBadblockMounts(root, facts);
+    scanBadblockMounts(root, facts, options.walk);
     for (const auto &path : options.paths) {
         FileFacts f;
         f.path = path;

@@ -5,6 +5,7 @@
 
 #include "base/root.h"
 #include "probes/readers/facts.h"
+#include "probes/readers/walk_bounds.h"
 
 namespace daxprobe
 {
@@ -13,7 +14,8 @@ struct GatherOptions {
     bool live = true;         // also observe what only a running system shows
     bool activeChecks = true; // MAP_SYNC test file on writable DAX candidates
     std::vector<std::string> paths;
-    KmsgReader *kmsg = nullptr;             // kept open between checks (the agent), or read once
+    WalkBounds walk;            // over the census's and the bad-block mapping's own bounds
+    KmsgReader *kmsg = nullptr; // kept open between checks (the agent), or read once
     FaultProbeCache *faultProbes = nullptr; // kept between checks (the agent), or probed now
 };
 

@@ -3,7 +3,8 @@
 - `--version` exits 0 and names the project version (both programs);
 - the bash completion offers exactly the subcommands and options
   `--help-all` lists (it is a static list, so this keeps it in step);
-- the generated man pages exist, are roff with the NAME and the options.
+- the generated man pages exist, are roff with the NAME and the options;
+- a walk bound out of range is a clear error (exit 2, the option named).
 Usage: test_cli.py VERSION COMPLETION_DIR PROG=BINARY=MANPAGE..."""
 import re
 import shutil
@@ -42,6 +43,21 @@ def complete(script, func, words):
     return set(filter(None, r.stdout.splitlines()))
 
 
+def bad_walk_bounds(binary):
+    """`--walk-files`/`--walk-ms` out of range or not a number: exit 2 and an
+    error naming the option, for each command that takes them."""
+    failures = []
+    for sub in ("check", "agent"):
+        for opt, value in (("--walk-files", "0"), ("--walk-files", "many"), ("--walk-ms", "0"),
+                           ("--walk-ms", "3600001"), ("--walk-ms", "-5")):
+            r = subprocess.run([binary, sub, opt, value], capture_output=True, text=True,
+                               timeout=30)
+            if r.returncode != 2 or opt not in r.stderr:
+                failures.append(f"daxprobe {sub} {opt} {value}: rc {r.returncode}, "
+                                f"stderr {r.stderr.strip()!r} (want 2 and the option named)")
+    return failures
+
+
 def main():
     version, compdir, progs = sys.argv[1], sys.argv[2], sys.argv[3:]
     if not shutil.which("bash"):
@@ -74,6 +90,9 @@ def main():
             if got_long != want_long:
                 failures.append(f"{prog} {sub}: completion {sorted(got_long)} != "
                                 f"--help-all {sorted(want_long)}")
+
+        if prog == "daxprobe":
+            failures += bad_walk_bounds(binary)
 
         text = open(manpage).read()
         if not text.startswith(".\\\"") and ".TH" not in text:

@@ -33,6 +33,20 @@ TEST_CASE("a census round-trips through live.json", "[census][capture]")
     CHECK(b.unknown == 0);
     CHECK(b.exceptions == c.exceptions);
     CHECK(b.stoppedEarly == c.stoppedEarly);
+    CHECK(b.seen == 5); // not sampled: every file met was examined
+    CHECK(b.sampled.empty());
+
+    SECTION("a sampled census keeps its rule and the files it met")
+    {
+        c.seen = 120;
+        c.sampled = "1 in 32 regular files";
+        json js = liveFactsToJson(facts);
+        REQUIRE(validateLiveJson(js));
+        Facts s;
+        liveFactsFromJson(js, s);
+        CHECK(s.mountLive["/mnt/pmem"].census.seen == 120);
+        CHECK(s.mountLive["/mnt/pmem"].census.sampled == "1 in 32 regular files");
+    }
 
     Facts old;
     old.mountLive["/mnt/pmem"];

@@ -92,6 +92,36 @@ TEST_CASE("compressed files are named as never DAX; every file counted, a few na
     CHECK_THAT(v.remedy, Catch::Contains("mkfs.erofs -E noinline_data"));
 }
 
+TEST_CASE("an image whose only non-DAX files are compressed gets no noinline_data remedy",
+          "[verdict][census]")
+{
+    Facts f = erofsFacts(1, 0, 2);
+    Report r = evaluate(f);
+    const Verdict &v = r.mounts[0].verdict;
+    CHECK(v.code == code::FilesNotDax);
+    REQUIRE(v.warnings.size() == 1);
+    CHECK_THAT(v.warnings[0], Catch::Contains("2 compressed file(s) are never DAX") &&
+                                  Catch::Contains("/mnt/pmem/z0, /mnt/pmem/z1"));
+    CHECK(v.remedy.empty());
+}
+
+TEST_CASE("a sampled census says so: its counts, the files met, the rule", "[verdict][census]")
+{
+    Facts f = erofsFacts(1, 2, 0);
+    DaxCensus &c = f.mountLive["/mnt/pmem"].census;
+    c.seen = 300;
+    c.sampled = "1 in 128 regular files";
+    Report r = evaluate(f);
+    const Verdict &v = r.mounts[0].verdict;
+    CHECK_THAT(v.summary, Catch::Contains("but 1 of 3 sampled files are DAX"));
+    bool censusShown = false;
+    for (const auto &e : v.evidence)
+        censusShown |= e.check == "census" && e.result == "1 of 3 sampled files DAX (of about 300)";
+    CHECK(censusShown);
+    REQUIRE(v.warnings.size() == 2);
+    CHECK_THAT(v.warnings[1], Catch::Contains("a sample (1 in 128 regular files) of about 300"));
+}
+
 TEST_CASE("a complete census of DAX files changes nothing", "[verdict][census]")
 {
     Facts f = erofsFacts(3, 0, 0);

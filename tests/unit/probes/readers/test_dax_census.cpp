@@ -91,12 +91,46 @@ TEST_CASE("the census counts every regular file once and names the ones not DAX"
         CHECK(few.exceptions.size() == 1);
         CHECK(few.notDax() == 3);
     }
-    SECTION("the file bound stops it and says so")
+    SECTION("over the file bound it samples, and says so")
     {
         DaxCensus one = censusOf(t.dir, {.maxFiles = 1});
         CHECK(one.files == 1);
-        CHECK(one.stoppedEarly == "stopped after 1 files");
+        CHECK(one.seen == 4); // names: the second name of tail counts too
+        // 1 in 2 or 1 in 4: the second name met, whichever readdir gives
+        // later, is not visited again.
+        CHECK_THAT(one.sampled, Catch::StartsWith("1 in ") && Catch::EndsWith("at most 1"));
+        CHECK(one.stoppedEarly.empty());
     }
+    SECTION("the time bound stops it and says so")
+    {
+        DaxCensus none = censusOf(t.dir, {.maxTime = std::chrono::milliseconds(0)});
+        CHECK(none.files == 0);
+        CHECK_THAT(none.stoppedEarly, Catch::StartsWith("stopped after 0 ms"));
+    }
+}
+
+TEST_CASE("a sampled census examines files from the whole tree, not its first files", "[census]")
+{
+    CensusDir t;
+    // Breadth-first: a/ then b/ then c/, 40 files each; at most 10 examined.
+    for (const char *d : {"a", "b", "c"}) {
+        fs::create_directories(t.dir / d);
+        for (int i = 0; i < 40; ++i)
+            writeBytes(t.dir / d / std::to_string(i), 1);
+    }
+    DaxCensus c = censusOf(t.dir, {.maxFiles = 10, .maxNamed = 10});
+    REQUIRE(c.observed());
+    CHECK(c.seen == 120);
+    CHECK(c.files <= 10);
+    CHECK(c.files == c.exceptions.size());
+    CHECK(c.sampled == "1 in 16 regular files: the walk's files 0, 16, 32, ... in breadth-first "
+                       "readdir order, at most 10");
+    std::set<std::string> dirs;
+    for (const auto &e : c.exceptions)
+        dirs.insert(fs::path(e.path).parent_path().filename());
+    CHECK(dirs == std::set<std::string>{"a", "b", "c"});
+    // Deterministic: the same tree gives the same sample.
+    CHECK(censusOf(t.dir, {.maxFiles = 10, .maxNamed = 10}).exceptions == c.exceptions);
 }
 
 TEST_CASE("the census refuses a start that is not the mount's device", "[census]")
