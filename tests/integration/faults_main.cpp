@@ -1,8 +1,8 @@
 // Runs the storage-fault cases, or exits 77 (meson: SKIP) saying why when
 // this machine cannot create the fault: [fs] mounts a tmpfs (needs root),
-// [locked] holds the lock from the sqlite3 shell.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+// [locked] holds the lock from the sqlite3 shell. Its own main, not the
+// shared one (tests/unit/catch_main.cpp).
+#include "tests/unit/catch_session.h"
 
 #include <sys/mount.h>
 #include <unistd.h>
@@ -50,5 +50,5 @@ int main(int argc, char **argv)
             return 77;
         }
     }
-    return Catch::Session().run(argc, argv);
+    return runCatchSession(argc, argv);
 }

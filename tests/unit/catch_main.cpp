@@ -1,2 +1,6 @@
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+#include "tests/unit/catch_session.h"
+
+int main(int argc, char **argv)
+{
+    return runCatchSession(argc, argv);
+}
