@@ -28,18 +28,27 @@ json profileJson(const FaultProfile &p, const MappingOutcome &m)
                    {"major", opt(c.majorFaults)},
                    {"perf_error", errorOrNull(c.perfError)}};
     faults.update(daxFaultsJson(c));
-    return {
-        {"path", p.path},
-        {"size", p.sizeBytes},
-        {"dax", p.dax},
-        {"access", p.write ? "write" : "read"},
-        {"pages_touched", p.pagesTouched},
-        {"sigbus_offset", p.sigbusOffset ? json(*p.sigbusOffset) : json(nullptr)},
-        {"seconds", p.seconds},
-        {"faults", faults},
-        {"page_cache_before", residencyJson(p.before)},
-        {"page_cache_after", residencyJson(p.after)},
-        {"mapping", {{"code", m.code}, {"summary", m.summary}, {"advice", errorOrNull(m.advice)}}}};
+    return {{"path", p.path},
+            {"size", p.sizeBytes},
+            {"dax", p.dax},
+            {"access", p.write ? "write" : "read"},
+            {"pages_touched", p.pagesTouched},
+            {"sigbus_offset", p.sigbusOffset ? json(*p.sigbusOffset) : json(nullptr)},
+            {"seconds", p.seconds},
+            {"faults", faults},
+            {"page_cache_before", residencyJson(p.before)},
+            {"page_cache_after", residencyJson(p.after)},
+            {"mapping",
+             {{"code", m.code},
+              {"summary", m.summary},
+              {"advice", errorOrNull(m.advice)},
+              {"cause", errorOrNull(m.cause)},
+              {"pmd_pieces", p.layout.observed ? json(p.layout.pieces) : json(nullptr)},
+              {"pmd_ready_pieces", p.layout.observed ? json(p.layout.ready) : json(nullptr)},
+              {"device",
+               {{"namespace", errorOrNull(p.device.ns)},
+                {"provider", errorOrNull(p.device.provider)},
+                {"align", p.device.ns.empty() ? json(nullptr) : json(p.device.align)}}}}}};
 }
 
 std::string profileText(const FaultProfile &p, const MappingOutcome &m)
@@ -63,6 +72,8 @@ std::string profileText(const FaultProfile &p, const MappingOutcome &m)
                            p.before.observed() ? std::to_string(p.before.residentBytes) : "?",
                            p.after.observed() ? std::to_string(p.after.residentBytes) : "?");
     out += fmt::format("  mapping       {}: {}\n", m.code, m.summary);
+    if (!m.cause.empty())
+        out += fmt::format("  cause         {}\n", m.cause);
     if (!m.advice.empty())
         out += fmt::format("  advice        {}\n", m.advice);
     return out;

@@ -29,6 +29,36 @@ std::string pmdAdvice(const std::string &fstype)
     return fmt::format("{} {}", whole, aligned);
 }
 
+// 2 MiB faults that fell back: the file's layout when its unready pieces
+// account for every fallback, else the device (a PMD fault on a ready piece
+// fails only in the driver: fs/dax.c asks it for 2 MiB and gets less).
+MappingOutcome fallbackOutcome(const FaultProfile &p, std::uint64_t fallbacks)
+{
+    const FaultCounts &c = p.counts;
+    const PmdLayout &l = p.layout;
+    std::string summary = fmt::format("{} of {} 2 MiB faults fell back to 4 KiB ({} PTE faults)",
+                                      fallbacks, *c.pmdFaults, *c.pteFaults);
+    const std::uint64_t unready = l.pieces - l.ready;
+    if (p.device.servesOnePageAtATime() || (l.observed && fallbacks > unready)) {
+        summary += fmt::format(", though {} of the file's {} 2 MiB pieces lie on 2 MiB-aligned "
+                               "device extents: the device served them 4 KiB at a time",
+                               l.ready, l.pieces);
+        if (p.device.servesOnePageAtATime())
+            summary += fmt::format(" ({} on {}: nfit_test's vmalloc()ed memory, handed out one "
+                                   "page at a time; no file layout or namespace setting "
+                                   "changes that)",
+                                   p.device.ns, p.device.provider);
+        return {"fallback", summary, "", "device"};
+    }
+    if (!l.observed)
+        return {"fallback", summary + " (the file's extents could not be read)",
+                pmdAdvice(p.fstype), ""};
+    summary += fmt::format(": {} of the file's {} 2 MiB pieces are not on 2 MiB-aligned device "
+                           "extents",
+                           unready, l.pieces);
+    return {"fallback", summary, pmdAdvice(p.fstype), "layout"};
+}
+
 } // namespace
 
 MappingOutcome judgeMapping(const FaultProfile &p)
@@ -50,10 +80,7 @@ MappingOutcome judgeMapping(const FaultProfile &p)
     std::uint64_t fallbacks = c.pmdFallbacks.value_or(0);
     const std::string advice = pmdAdvice(p.fstype);
     if (fallbacks > 0)
-        return {"fallback",
-                fmt::format("{} of {} 2 MiB faults fell back to 4 KiB ({} PTE faults)", fallbacks,
-                            *c.pmdFaults, *c.pteFaults),
-                advice};
+        return fallbackOutcome(p, fallbacks);
     if (*c.pmdFaults > 0 && *c.pteFaults == 0)
         return {"pmd", fmt::format("{} faults, all 2 MiB (PMD) mappings", *c.pmdFaults), ""};
     if (*c.pmdFaults == 0 && *c.pteFaults > 0)

@@ -10,6 +10,7 @@
 #include "probes/judges/mount_history.h"
 #include "probes/judges/verdict_types.h"
 #include "probes/readers/facts.h"
+#include "probes/readers/pmd_layout.h"
 
 namespace daxprobe
 {
@@ -87,7 +88,5 @@ std::string censusText(const DaxCensus &census);
 // The mount that holds `path` (longest mount point that prefixes it; the
 // last one listed when mounts are stacked), or null for a relative path.
 const MountEntry *mountOfPath(const std::vector<MountEntry> &mounts, const std::string &path);
-
-constexpr std::uint64_t kPmdSize = 2ULL << 20;
 
 } // namespace daxprobe

@@ -6,14 +6,19 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+
+#include <fmt/format.h>
 
 #include "base/page_walk.h"
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "base/unique_mapping.h"
 #include "probes/readers/dax_evidence.h"
+#include "probes/readers/fiemap.h"
+#include "probes/readers/sysfs_topology.h"
 
 namespace daxprobe
 {
@@ -40,6 +45,41 @@ std::string filesystemOf(int fd)
     return {};
 }
 
+PmdLayout layoutOf(int fd, std::uint64_t size)
+{
+    std::vector<FileExtent> extents;
+    constexpr std::uint32_t unplaced = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
+                                       FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE |
+                                       FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_NOT_ALIGNED;
+    forEachExtent(fd, [&](const fiemap_extent &e) {
+        extents.push_back({e.fe_logical, e.fe_physical, e.fe_length, !(e.fe_flags & unplaced)});
+        return true;
+    });
+    if (extents.empty())
+        return {}; // no FIEMAP here: not observed
+    return pmdLayoutOf(std::move(extents), size);
+}
+
+// The nd namespace behind the file's block device (sysfs: dev_t -> disk name).
+DeviceFacts deviceOf(const Root &root, dev_t dev)
+{
+    DeviceFacts out;
+    auto link = root.readLink(fmt::format("sys/dev/block/{}:{}", major(dev), minor(dev)));
+    if (!link)
+        return out;
+    out.blockdev = link->substr(link->rfind('/') + 1);
+    Topology topo = readTopologyFromSysfs(root);
+    const NdNamespace *ns = topo.namespaceByBlockdev(out.blockdev);
+    if (ns == nullptr)
+        return out;
+    out.ns = ns->dev;
+    out.mode = ns->mode;
+    out.align = ns->align;
+    if (const NdBus *bus = topo.busOf(*ns))
+        out.provider = bus->provider;
+    return out;
+}
+
 } // namespace
 
 Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool write)
@@ -62,6 +102,10 @@ Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool
     StatxEvidence sx = statxDax(path);
     p.dax = sx.observed() && sx.dax;
     p.before = measureResidency(path, p.dax);
+    if (p.dax) {
+        p.layout = layoutOf(fd.get(), p.sizeBytes);
+        p.device = deviceOf(root, st.st_dev);
+    }
 
     FaultCounters counters = FaultCounters::open(root, PerfTarget{});
 

@@ -8,6 +8,7 @@
 #include "base/result.h"
 #include "base/root.h"
 #include "probes/readers/fault_counters.h"
+#include "probes/readers/pmd_layout.h"
 
 namespace daxprobe
 {
@@ -22,6 +23,9 @@ struct FaultProfile {
     bool dax = false;
     std::string fstype; // erofs, xfs, ext4, or empty (another; fstatfs's magic)
     FaultCounts counts;
+    // DAX files only: why 2 MiB faults could fall back (profile_verdict.h).
+    PmdLayout layout;
+    DeviceFacts device;
     Residency before;
     Residency after;
     double seconds = 0;

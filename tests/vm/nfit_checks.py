@@ -3,6 +3,8 @@ bus, issue 36): daxprobe's DIMMs field by field against `ndctl list
 -BDRNiMH` in the same guest (ndctl-full.json, taken after the setup and the
 injections), and the verdicts the test bus's states call for."""
 
+import pmd_layout_checks
+
 # ndctl list -D's flag fields and the kernel's nfit/flags words.
 NDCTL_FLAGS = {
     "flag_failed_save": "save_fail",
@@ -107,6 +109,7 @@ def check_nfit_test(c, res):
     c.eq((v.get("code"), v.get("severity")), ("dimm_health_fatal", "problem"), "nmem1 verdict")
     c.check("region0" in (v.get("summary") or ""), f"nmem1's summary names region0: {v}")
     check_remedies(c, res)
+    check_one_page_at_a_time(c, res)
     check_unsafe_shutdown(c, res)
     # The failed DIMM (flags: not armed, save/restore/flush failed) makes its
     # region read-only, and daxprobe says why, without a reconfiguration.
@@ -150,3 +153,23 @@ def check_remedies(c, res):
     after = [n for n in as_list(res.json("ndctl-region1-after.json")) if n.get("size")]
     c.eq([(n.get("mode"), n.get("align")) for n in after], [("devdax", 2 << 20)],
          "region1's namespace after the hint ran (ndctl list -N)")
+
+
+def check_one_page_at_a_time(c, res):
+    """A file allocated whole on 2 MiB stripes, written through its mapping:
+    every 2 MiB write fault falls back in the device (nfit_test's pmem-dax.c),
+    and daxprobe profile blames the device, not the layout."""
+    doc = res.json("profile.json") or {}
+    files = doc.get("files") or []
+    if not c.check(len(files) == 1, "profile.json: one file:\n" + res.text("profile.json")[:1500]):
+        return
+    f = files[0]
+    faults = f.get("faults") or {}
+    # Each piece's first touch reads the unwritten extent (dax_pmd_load_hole:
+    # the huge zero page, no fallback); its write fault is the one that falls back.
+    pieces = (f.get("mapping") or {}).get("pmd_pieces")
+    c.check(pieces and faults.get("dax_pmd_fallback") == pieces,
+            f"a 2 MiB write fault per piece ({pieces}) fell back on nfit_test: {faults}")
+    pmd_layout_checks.expect_fallback_cause(c, res, f, "device")
+    dev = (f.get("mapping") or {}).get("device") or {}
+    c.check((dev.get("provider") or "").startswith("nfit_test"), f"device provider: {dev}")

@@ -68,7 +68,7 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                  "profile.json", "profile.rc", "profile-dd.json", "profile-dd.rc",
                  "profile-cmd.json", "profile-cmd.rc", "exercise.json", "exercise.rc",
                  "mount-first.txt", "mountinfo-first.txt", "regions.txt", "ndctl-full.json",
-                 "boot-lead",
+                 "boot-lead", "fiemap.txt", "ndctl-dimms.json",
                  "ndctl-full-before.json") + tuple(
                      n for n in files if n.startswith(("host/", "kernel-", "refusal-", "badblocks-",
                                                        "erofs-", "cxl-", "mount-", "check-text",

@@ -20,6 +20,7 @@ import evidence_checks
 import nfit_ars_checks
 import nfit_checks
 import package_checks
+import pmd_layout_checks
 import verdict_checks
 import virtiofs_checks
 from harness import cxl_topology
@@ -285,6 +286,9 @@ def check_fsdax_ext4_profile(c, res):
     check_fsdax_ext4(c, res)
     # dd-written with 1 MiB writes: ext4 may place the start off the 2 MiB grid.
     expect_dax_profile(c, res, ("pmd", "fallback"))
+    f = profile_of(c, res)
+    if f is not None and (f.get("mapping") or {}).get("code") == "fallback":
+        pmd_layout_checks.expect_fallback_cause(c, res, f, "layout")
     expect_profile_dd(c, res, dax=True)
     expect_profile_cmd(c, res, "fallback")
     expect_exercise_dax(c, res, pmd=False)
@@ -292,9 +296,28 @@ def check_fsdax_ext4_profile(c, res):
 
 def check_fsdax_xfs(c, res):
     check_fsdax_ext4(c, res)
+    expect_health_as_ndctl(c, res)
     expect_dax_profile(c, res, ("pmd",))
     expect_profile_cmd(c, res, "pmd")
     expect_exercise_dax(c, res, pmd=True)
+
+
+def expect_health_as_ndctl(c, res):
+    """QEMU's NVDIMM has no SMART command: `ndctl list -BDH` in the same
+    guest shows its DIMM without health, and daxprobe says "not available"."""
+    if "ndctl-dimms.json" not in res.files:
+        # Captured before the guest listed DIMMs (fixtures); a live guest must.
+        c.check(not res.live, "the guest shipped no ndctl-dimms.json")
+        return
+    ref = nfit_checks.ndctl_dimms(res.json("ndctl-dimms.json"))
+    got = {d.get("dev"): d for d in (res.check or {}).get("dimms") or []}
+    if not c.check(ref and all("health" not in d for d in ref.values()),
+                   f"ndctl list -BDH: QEMU's DIMMs without health: {ref}"):
+        return
+    nfit_checks.compare_health(c, ref, got, "QEMU NVDIMM")
+    for dev in ref:
+        reason = ((got.get(dev) or {}).get("health") or {}).get("reason") or ""
+        c.check(reason.startswith("not available"), f"{dev} health reason: {reason!r}")
 
 
 def check_raw_xfs(c, res):

@@ -322,6 +322,22 @@ def profile_field(field):
     return mutate
 
 
+def fallback_field(field):
+    """A fallback's cause or its ready 2 MiB pieces made wrong (issue 36)."""
+    def mutate(files, name):
+        if "profile.json" not in files or "fiemap.txt" not in files:
+            return None
+
+        def m(doc):
+            mapping = doc["files"][0]["mapping"]
+            if field == "cause":
+                mapping["cause"] = {"layout": "device", "device": "layout"}.get(mapping.get("cause"))
+            else:
+                mapping["pmd_ready_pieces"] = (mapping.get("pmd_ready_pieces") or 0) + 1
+        return with_json(files, "profile.json", m)
+    return mutate
+
+
 def profile_rc(files, name):
     return dict(files, **{"profile.rc": b"1\n"}) if "profile.rc" in files else None
 
@@ -621,6 +637,8 @@ MUTATIONS = {
     "profile: PMD fault count": profile_field("pmd"),
     "profile: PTE faults on PMD": profile_field("pte"),
     "profile: exit code": profile_rc,
+    "profile: fallback cause": fallback_field("cause"),
+    "profile: ready 2 MiB pieces vs fiemap": fallback_field("ready"),
     "kernel log (dmesg)": kernel_log,
     "kernel log in the mount's evidence": kmsg_evidence,
     "remedy": remedy,

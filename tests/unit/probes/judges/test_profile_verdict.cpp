@@ -30,6 +30,7 @@ TEST_CASE("PMD use is judged from tracepoint counts", "[verdict][profile]")
     CHECK(fb.code == "fallback");
     CHECK_THAT(fb.summary, Catch::Contains("8 of 8"));
     CHECK_THAT(fb.advice, Catch::Contains("fallocate"));
+    CHECK(fb.cause.empty()); // no extents read: no cause claimed
     CHECK(judgeMapping(daxProfile(0, 0, 512)).code == "pte");
     CHECK(judgeMapping(daxProfile(0, 0, 0)).code == "unknown");
 }
@@ -69,4 +70,38 @@ TEST_CASE("2 MiB advice names only the file's own filesystem", "[verdict][profil
     std::string ext4 = adviceFor("ext4");
     CHECK_THAT(ext4, Catch::Contains("mkfs.ext4 -E stride=512") && !Catch::Contains("mkfs.xfs"));
     CHECK_THAT(adviceFor(""), Catch::Contains("fallocate") && !Catch::Contains("mkfs"));
+}
+
+// Issue 36: a fallback's cause, from the file's extents and its device.
+// The QEMU counts are fsdax-ext4's (tests/fixtures/fsdax-ext4/_vm/profile.json);
+// the extents are made up in the shape of each case (no guest's fiemap stored yet).
+TEST_CASE("fallbacks are blamed on the layout or on the device", "[verdict][profile]")
+{
+    constexpr std::uint64_t MiB = 1 << 20;
+    // QEMU NVDIMM, ext4, a dd-written 32 MiB file off the 2 MiB grid.
+    FaultProfile qemu = daxProfile(16, 16, 16384);
+    qemu.fstype = "ext4";
+    qemu.layout = pmdLayoutOf({{0, 1 * MiB, 32 * MiB, true}}, 32 * MiB);
+    qemu.device = {"pmem0", "ACPI.NFIT", "namespace0.0", "fsdax", 2 * MiB};
+    MappingOutcome layout = judgeMapping(qemu);
+    CHECK(layout.cause == "layout");
+    CHECK_THAT(layout.summary, Catch::Contains("16 of the file's 16 2 MiB pieces are not"));
+    CHECK_THAT(layout.advice, Catch::Contains("fallocate"));
+
+    // nfit_test, ext4 on 2 MiB stripes, an 8 MiB file allocated whole.
+    FaultProfile nfit = daxProfile(4, 4, 2048);
+    nfit.fstype = "ext4";
+    nfit.layout = pmdLayoutOf({{0, 4 * MiB, 8 * MiB, true}}, 8 * MiB);
+    nfit.device = {"pmem0", "nfit_test.0", "namespace0.0", "fsdax", 4096};
+    MappingOutcome device = judgeMapping(nfit);
+    CHECK(device.cause == "device");
+    CHECK(device.advice.empty());
+    CHECK_THAT(device.summary, Catch::Contains("4 of the file's 4 2 MiB pieces lie on"));
+    CHECK_THAT(device.summary, Catch::Contains("one page at a time"));
+
+    // Another device that fell back on ready pieces: the device, no nfit_test note.
+    nfit.device.provider = "ACPI.NFIT";
+    MappingOutcome other = judgeMapping(nfit);
+    CHECK(other.cause == "device");
+    CHECK_THAT(other.summary, !Catch::Contains("nfit_test"));
 }

@@ -5,6 +5,8 @@ scenario_prepare() {
     mkfs_dev ext4 $dev
     mount_dev ext4 $dev dax
     write_and_reread $PMEM_MNT/testfile
+    # The kernel's own extents of the profiled file (pmd_layout_checks.py).
+    xfs_io -c "fiemap -v" $PMEM_MNT/testfile > $R/fiemap.txt 2>> $R/commands.log
     DAXPROBE_ARGS="--path $PMEM_MNT/testfile"
     DAXPROBE_PROFILE="--write --path $PMEM_MNT/testfile"
 }

@@ -9,6 +9,8 @@ scenario_prepare() {
     # Allocated whole, on 2 MiB stripe units: every write fault should be PMD.
     run fallocate -l 32M $PMEM_MNT/pmdfile
     DAXPROBE_PROFILE="--write --path $PMEM_MNT/pmdfile"
+    # The kernel's answer on the DIMM's health: QEMU's NVDIMM has no SMART.
+    ndctl list -BDH > $R/ndctl-dimms.json 2>> $R/commands.log
 }
 
 # The workload commands: a mapping of the fallocated file inside a profiled

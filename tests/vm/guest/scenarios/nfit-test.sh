@@ -14,8 +14,14 @@ scenario_prepare() {
     run ndctl enable-region -b nfit_test.0 all
     run ndctl create-namespace -b nfit_test.0 -r region0 -m fsdax --align 4K -s 16M
     dev=$(first_pmem)
-    mkfs_dev ext4 $dev
+    # On 2 MiB stripes: a file allocated whole lies on 2 MiB-aligned extents,
+    # so its 2 MiB faults can only fall back in the device (nfit_test's
+    # pmem-dax.c hands out one page at a time).
+    run mkfs.ext4 -F -q -b 4096 -E stride=512,stripe_width=512 $dev
     mount_dev ext4 $dev dax
+    run fallocate -l 8M $PMEM_MNT/pmdfile
+    xfs_io -c "fiemap -v" $PMEM_MNT/pmdfile > $R/fiemap.txt 2>> $R/commands.log
+    DAXPROBE_PROFILE="--write --path $PMEM_MNT/pmdfile"
     # A device-DAX namespace with 4 KiB pages: daxprobe's alignment hint.
     run ndctl create-namespace -b nfit_test.0 -r region1 -m devdax --align 4K -s 16M
     run ndctl inject-smart -b nfit_test.0 nmem1 -f
