@@ -8,7 +8,8 @@ import time
 import appliance_host as host
 
 KSM = "/sys/kernel/mm/ksm"
-SETTINGS = ("run", "pages_to_scan", "sleep_millisecs", "merge_across_nodes")
+SETTINGS = ("run", "pages_to_scan", "sleep_millisecs", "merge_across_nodes", "smart_scan",
+            "use_zero_pages")
 COUNTERS = ("full_scans", "pages_shared", "pages_sharing", "pages_unshared", "pages_volatile")
 # What the KSM series runs with: 1000 pages every 20 ms (~200 MB/s, about one
 # core at most) so that 8 guests' RAM is scanned within a minute.
