@@ -329,7 +329,8 @@ def main():
         paths = {kind: m["path"] for kind, m in meta.items()}
         env = environment(info, args.memory, paths, series)
         # nvdimm-erofs carries nvdimm-dax's info block
-        if any(p["map"] != PMEM_MAP[k.split("-")[0]] for k, p in env["pfn"].items()):
+        if any(p["map"] != PMEM_MAP["nvdimm" if k == "nvdimm-erofs" else k]
+               for k, p in env["pfn"].items()):
             raise RuntimeError(f"pmem images not as asked ({PMEM_MAP}): {env['pfn']}")
         digests = {kind: sha256(p) for kind, p in paths.items() if kind != "virtiofs"}
         points = []
