@@ -40,6 +40,9 @@ DEVICE_MODULES = {
     "blk": ["virtio_blk"],
     "nvdimm": ["nfit", "nd_pmem"],
     "virtio-pmem": ["virtio_pmem", "nd_pmem"],
+    # bench/sharing.py only: EROFS on a read-only NVDIMM, a virtio-fs root
+    "nvdimm-erofs": ["nfit", "nd_pmem", "erofs"],
+    "virtiofs": ["virtiofs"],
 }
 
 
@@ -117,17 +120,29 @@ def make_ext4(root, image, payload_bytes):
     return size_mb << 20
 
 
+def make_erofs(root, image):
+    """`mkfs.erofs -E noinline_data`: no file keeps its tail inline in the
+    metadata, so every file can be DAX (with the defaults, inlined tails are
+    not: /work/shared/cxl-testbed.md); uncompressed, for the same reason."""
+    if os.path.exists(image):
+        os.unlink(image)
+    subprocess.run(["mkfs.erofs", "-E", "noinline_data", image, root], check=True,
+                   capture_output=True)
+    return os.path.getsize(image)
+
+
 def gzip_size(path):
     """What the image would be gzipped (-6): the usual initramfs compression."""
     with open(path, "rb") as f:
         return len(gzip.compress(f.read(), compresslevel=6, mtime=0))
 
 
-def build_initramfs(info, deb, out_dir):
+def build_initramfs(info, deb, out_dir, devices=("blk", "nvdimm", "virtio-pmem")):
     """One initramfs per root device; returns {device: {path, bytes, gzip_bytes,
     modules, module_bytes}}."""
     result = {}
-    for dev, mods in DEVICE_MODULES.items():
+    for dev in devices:
+        mods = DEVICE_MODULES[dev]
         out = os.path.join(out_dir, f"initramfs-{dev}.cpio")
         img = mkinitramfs.build(info, deb, images.GUEST_DIR, out,
                                 modules=BASE_MODULES + mods, tools=False, load=BASE_LOAD)

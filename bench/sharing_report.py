@@ -6,9 +6,9 @@ with its summary (sharing_stats.summarise)."""
 from xml.sax.saxutils import escape
 
 import appliance_report
+from sharing_stats import DAX_VARIANTS
 
 MIB = 1024.0
-DAX_VARIANTS = ("nvdimm-dax", "virtio-pmem")
 
 
 def _mib(kb):
@@ -45,9 +45,10 @@ def table(result):
 
     out = [f"sharing comparison: N guests booted at once from one read-only image "
            f"({len(result['points'])} points, {result['wall_seconds']} s)", header(result), ""]
-    out += grid("host total = sum of QEMU anonymous memory + host page cache of the shared "
+    out += grid("host total = sum of each QEMU's own memory + host page cache of the shared "
                 "image, counted once [MiB]", "total_kb")
-    out += [""] + grid("sum of QEMU anonymous memory [MiB]", "anon_kb")
+    out += [""] + grid("sum of each QEMU's own memory (anonymous; under KSM Pss_Anon; "
+                       "virtio-fs: + memfd RAM + its virtiofsd's anonymous) [MiB]", "anon_kb")
     out += [""] + grid("host page cache of the shared image [MiB]", "cache_kb")
     out += [""] + grid("sum of QEMU PSS (shared file pages split between the QEMUs "
                        "mapping them) [MiB]", "pss_kb")
@@ -64,6 +65,15 @@ def table(result):
                      + ("never (per-guest cost not smaller)" if model is None
                         else "<= 1" if model <= 1 else f"{model:.2f}"))
         out.append(line)
+    best = s.get("best_dax")
+    if best:
+        out += ["", f"break-even N against the best DAX series, {best} (lowest total at its "
+                "largest N): the first N from which the series stays below it"]
+        for name, be in s["vs_best_dax"].items():
+            model = be["model_n"]
+            out.append(f"  {name:22} measured N = {_n(be['measured_n'])}, model N = "
+                       + ("never" if model is None else "<= 1" if model <= 1 else f"{model:.2f}"))
+    out += ksm_lines(result)
     out += ["", "guests (min-max over every guest of the series):"]
     for name in names:
         gs = [g for p in result["points"] if p["series"] == name for g in p["guests"]]
@@ -72,7 +82,49 @@ def table(result):
                    f"{_span([g['guest']['meminfo']['MemTotal'] // 1024 for g in gs])} MiB, "
                    f"first report {_span([round(g['first_report_s']) for g in gs])} s")
         out.append(f"  {'':22} {dma_line(gs)}")
+    out += ["", "README (When DAX pays):", ""] + readme_table(result)
     return "\n".join(out)
+
+
+def readme_table(result):
+    """The README's table: host total per N, per-guest cost, break-even N."""
+    s = result["summary"]
+    names = list(s["series"])
+    rows = {name: {r["n"]: r for r in s["series"][name]} for name in names}
+    heads = [f"`{n.replace('+noforce', '` + `swiotlb=noforce')}`" for n in names]
+    out = ["| host total [MiB] | " + " | ".join(heads) + " |", "|---" * (len(names) + 1) + "|"]
+    for n in result["ns"]:
+        out.append(f"| N = {n} | " + " | ".join(_mib(rows[x][n]["total_kb"]) if n in rows[x]
+                                               else "-" for x in names) + " |")
+    fits = [_fit(s, x) for x in names]
+    out.append("| per guest | " + " | ".join(_mib(f["slope_kb"]) if f else "-" for f in fits)
+               + " |")
+
+    def cell(be):
+        return "" if be is None else "never" if be["measured_n"] is None else str(be["measured_n"])
+    out.append("| **break-even N vs blk** | " + " | ".join(
+        f"**{cell(s['break_even'].get(x))}**" if s["break_even"].get(x) else "" for x in names)
+        + " |")
+    if s.get("best_dax"):
+        out.append(f"| break-even N vs {s['best_dax']} | " + " | ".join(
+            cell(s["vs_best_dax"].get(x)) for x in names) + " |")
+    return out
+
+
+def ksm_lines(result):
+    """ksmd's work per KSM point: pages merged, CPU time, how long it took."""
+    pts = [p for p in result["points"] if p.get("ksm")]
+    if not pts:
+        return []
+    settings = ", ".join(f"{k}={v}" for k, v in pts[0]["ksm"]["settings"].items())
+    out = ["", f"KSM ({settings}): read after two full scans past the last guest's readiness"]
+    for p in pts:
+        k, c = p["ksm"], p["ksm"]["counters"]
+        out.append(f"  {p['series']} N={p['n']}: pages_shared {c['pages_shared']}, pages_sharing "
+                   f"{c['pages_sharing']} ({int(c['pages_sharing']) * 4 // 1024} MiB saved, host-"
+                   f"wide), ksmd CPU {k['ksmd_cpu_s']} s since KSM was turned on, settled in "
+                   f"{k['settle_s']} s")
+    return out
 
 
 def dma_line(guests):
@@ -106,8 +158,12 @@ def _span(values):
     return f"{lo}" if lo == hi else f"{lo}-{hi}"
 
 
+COLOURS = dict(appliance_report.COLOURS, **{"blk-ksm": "#8172b3", "virtiofs-auto": "#937860",
+                                             "virtiofs-none": "#da8bc3", "nvdimm-erofs": "#ccb974"})
+
+
 def _colour(name):
-    return appliance_report.COLOURS.get(name.split("+")[0].split(" ")[0], "#888")
+    return COLOURS.get(name.split("+")[0].split(" ")[0], "#888")
 
 
 def short_header(result):
@@ -200,14 +256,35 @@ def invariants(result):
                              f"the kernel's DAX {kernel_dax}")
             # readonly=on: virtio-blk offers VIRTIO_BLK_F_RO and an unarmed
             # NVDIMM makes the region read-only; virtio-pmem has no such flag.
-            if p["variant"] != "virtio-pmem" and g.get("block_ro") != "1":
+            if p["variant"].startswith("virtiofs"):  # no device: the mount itself
+                if "ro" not in opts:
+                    fails.append(f"{tag} #{i}: virtio-fs root mounted {sorted(opts)}, want ro")
+            elif p["variant"] != "virtio-pmem" and g.get("block_ro") != "1":
                 fails.append(f"{tag} #{i}: root device ro={g.get('block_ro')}, want 1")
             if "swiotlb=noforce" in p["append"] and gr.get("swiotlb_mb"):
                 fails.append(f"{tag} #{i}: SWIOTLB {gr['swiotlb_mb']} MiB under swiotlb=noforce")
+        fails += ksm_failures(p, tag)
     fails += break_even_failures(result)
     if result.get("environment", {}).get("images_unchanged", {}) and not all(
             result["environment"]["images_unchanged"].values()):
         fails.append(f"an image's content changed: {result['environment']['images_unchanged']}")
+    return fails
+
+
+def ksm_failures(point, tag):
+    """A KSM point was read after ksmd settled and KSM merged something."""
+    if point["variant"] != "blk-ksm":
+        return []
+    k = point.get("ksm")
+    if not k:
+        return [f"{tag}: no KSM reading"]
+    c = k["counters"]
+    fails = []
+    if int(c["full_scans"]) < k["full_scans_at_ready"] + 2:
+        fails.append(f"{tag}: read after {c['full_scans']} full scans, want >= "
+                     f"{k['full_scans_at_ready'] + 2}")
+    if int(c["pages_sharing"]) <= 0:
+        fails.append(f"{tag}: KSM merged nothing (pages_sharing {c['pages_sharing']})")
     return fails
 
 
@@ -222,7 +299,7 @@ def root_options(mountinfo_line):
 
 
 def break_even_failures(result):
-    """Every DAX series measured at two N or more against a virtio-blk series
+    """Every series but blk (DAX or not) measured at two N or more against a virtio-blk series
     at the same N has its break-even computed, against virtio-blk booted with
     the same extra kernel command line whenever that was measured."""
     fails = []
@@ -230,8 +307,8 @@ def break_even_failures(result):
     ns = {}
     for p in pts:
         ns.setdefault(p["series"], set()).add(p["n"])
-    blk = {p["append"]: p["series"] for p in pts if p["variant"] not in DAX_VARIANTS}
-    for name in {p["series"] for p in pts if p["variant"] in DAX_VARIANTS}:
+    blk = {p["append"]: p["series"] for p in pts if p["variant"] == "blk"}
+    for name in {p["series"] for p in pts if p["variant"] != "blk"}:
         append = next(p["append"] for p in pts if p["series"] == name)
         base = blk.get(append, blk.get(""))
         if base is None or len(ns[name] & ns[base]) < 2:

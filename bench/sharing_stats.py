@@ -4,14 +4,22 @@ variant costs the host less than virtio-blk. Pure functions of the result
 document (no I/O), checked by test_sharing_stats.py.
 
 A point is one boot of N guests at once; its host total is the sum of every
-QEMU's anonymous memory plus the host page cache of the one shared image,
-counted once (the file pages QEMU maps are that page cache, not QEMU's).
+QEMU's own memory plus the host page cache of the one shared image, counted
+once per host (the ledger: the file pages QEMU maps are that page cache, not
+QEMU's). A QEMU's own memory is its anonymous memory, except:
+- under KSM (the point has "ksm"), its Pss_Anon: a merged page still counts
+  in every sharer's Anonymous but is held once, split among them by PSS;
+- under virtio-fs (the guest has "qemu_rss_shmem_kb"), guest RAM is a shared
+  memfd, not anonymous: Anonymous + RssShmem, plus its virtiofsd's own
+  Anonymous (the daemon maps that memfd too: counted in the QEMU only); the
+  shared folder's host page cache (virtiofsd's reads) is the image's.
 """
 
 import result_file
 
 BASELINE = "blk"
 NOFORCE = "swiotlb=noforce"
+DAX_VARIANTS = ("nvdimm-dax", "virtio-pmem", "nvdimm-erofs")
 
 
 def series_name(variant, append):
@@ -26,11 +34,23 @@ def point_totals(point):
     if len(guests) != point["n"]:
         raise ValueError(f"{point['series']} N={point['n']}: {len(guests)} guest records")
     rollups = [g["qemu_rollup"] for g in guests]
-    anon = sum(r["Anonymous"] for r in rollups)
+    anon = sum(guest_memory_kb(g, "ksm" in point) for g in guests)
     cache = point["shared_page_cache"]["bytes"] // 1024
     return {"n": point["n"], "anon_kb": anon, "pss_kb": sum(r["Pss"] for r in rollups),
             "rss_kb": sum(r["Rss"] for r in rollups), "cache_kb": cache,
             "total_kb": anon + cache}
+
+
+def guest_memory_kb(guest, ksm):
+    """One guest's own host memory (the module's docstring says which)."""
+    r = guest["qemu_rollup"]
+    if ksm:
+        if "Pss_Anon" not in r:
+            raise ValueError("a KSM point without Pss_Anon in smaps_rollup (kernel < 5.13?)")
+        return r["Pss_Anon"]
+    if "qemu_rss_shmem_kb" in guest:
+        return r["Anonymous"] + guest["qemu_rss_shmem_kb"] + guest["virtiofsd_rollup"]["Anonymous"]
+    return r["Anonymous"]
 
 
 def by_series(points):
@@ -90,13 +110,29 @@ def baseline_for(series, variants_appends):
     return same if same in variants_appends else BASELINE
 
 
+def best_dax(rows, variants_appends):
+    """The DAX series with the lowest host total at its largest N (ties: the
+    smaller slope, then the name); None without DAX series."""
+    dax = [s for s, (v, _) in variants_appends.items() if v in DAX_VARIANTS and rows.get(s)]
+    if not dax:
+        return None
+    fit = {s: fit_line(rows[s]) for s in dax}
+    return min(dax, key=lambda s: (rows[s][-1]["total_kb"],
+                                   fit[s]["slope_kb"] if fit[s] else 0, s))
+
+
 def summarise(result):
-    """{"series": {name: rows}, "break_even": {dax series: break_even(...) +
-    baseline}} over the result document's points."""
+    """{"series": {name: rows}, "break_even": {series: break_even(...) +
+    baseline}, "best_dax": name, "vs_best_dax": {series: break_even(...)}}:
+    every series but blk against its virtio-blk baseline, and every series
+    but the best DAX one against that (is it cheaper than the best DAX?)."""
     rows = by_series(result["points"])
     va = {p["series"]: (p["variant"], p["append"]) for p in result["points"]}
-    out = {"series": rows, "break_even": {}}
+    best = best_dax(rows, va)
+    out = {"series": rows, "break_even": {}, "best_dax": best, "vs_best_dax": {}}
     for name, (variant, _) in va.items():
+        if best and name != best:
+            out["vs_best_dax"][name] = {"baseline": best, **break_even(rows[name], rows[best])}
         if variant == BASELINE:
             continue
         base = baseline_for(name, va)

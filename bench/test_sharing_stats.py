@@ -58,17 +58,19 @@ def expect_error(fn, what):
 
 def point(series, n, anon_each, cache_mib, variant=None, append=""):
     """A point of N guests with the same anonymous memory each (kB)."""
+    variant = variant or series.split("+")[0]
+    dax = variant in stats.DAX_VARIANTS
     guests = [{"qemu_rollup": {"Anonymous": anon_each, "Pss": anon_each + 1000,
                                "Rss": anon_each + 2000},
-               "guest": {"root_verdict": "dax_active" if variant != "blk" else None,
-                         "queue_dax": "1" if variant != "blk" else None,
+               "guest": {"root_verdict": "dax_active" if dax else None,
+                         "queue_dax": "1" if dax else None,
                          "swiotlb_mb": 0, "error": None, "meminfo": {"MemTotal": 190000},
                          "workload": {"command": {"exit_status": 0}}},
                "block_ro": "0" if variant == "virtio-pmem" else "1",
                "root_mount": "36 25 259:0 / /mnt/root ro,relatime shared:1 - ext4 /dev/pmem0 "
-                             + ("ro,dax=always" if variant != "blk" else "ro,noload"),
+                             + ("ro,dax=always" if dax else "ro,noload"),
                "first_report_s": 10.0 + i} for i in range(n)]
-    return {"series": series, "variant": variant or series.split("+")[0], "append": append,
+    return {"series": series, "variant": variant, "append": append,
             "n": n, "shared_page_cache": {"bytes": cache_mib << 20}, "image_unchanged": True,
             "guests": guests}
 
@@ -230,11 +232,98 @@ def check_same_cmdline_baseline():
     check(len(fails) == 1 and "against blk+noforce" in fails[0], f"wrong baseline: {fails}")
 
 
+def ksm_point(n, anon_each, pss_anon_each, cache_mib, scans=(10, 12), sharing=5000):
+    p = point("blk-ksm", n, anon_each, cache_mib, "blk-ksm")
+    for g in p["guests"]:
+        g["qemu_rollup"]["Pss_Anon"] = pss_anon_each
+    p["ksm"] = {"counters": {"full_scans": str(scans[1]), "pages_shared": "700",
+                             "pages_sharing": str(sharing)},
+                "full_scans_at_ready": scans[0], "ksmd_cpu_s": 3.5, "settle_s": 20.0,
+                "settings": {"run": "1", "pages_to_scan": "1000"}}
+    return p
+
+
+def vfs_point(n, anon_each, shmem_each, daemon_each, cache_mib, series="virtiofs-auto"):
+    p = point(series, n, anon_each, cache_mib, series)
+    for g in p["guests"]:
+        g["qemu_rss_shmem_kb"] = shmem_each
+        g["virtiofsd_rollup"] = {"Anonymous": daemon_each, "Pss": 1, "Rss": 1}
+        g["guest"].update(root_verdict=None, queue_dax=None)
+        g["block_ro"] = None
+        g["root_mount"] = ("36 25 0:30 / /mnt/root ro,relatime shared:1 - virtiofs "
+                           "daxprobe-share rw")
+    return p
+
+
+def check_ksm_and_virtiofs_totals():
+    """KSM: the host holds Pss_Anon (a merged page split among its sharers),
+    not Anonymous. virtio-fs: QEMU's anonymous + its memfd RAM + its
+    virtiofsd's anonymous, the shared folder's page cache once per host."""
+    t = stats.point_totals(ksm_point(4, 300_000, 180_000, 50))
+    # 4 x 180000 kB held + 50 MiB once = 51200 kB
+    check((t["anon_kb"], t["cache_kb"], t["total_kb"]) == (720_000, 51_200, 771_200),
+          f"KSM totals {t}")
+    nopss = ksm_point(1, 1, 1, 1)
+    del nopss["guests"][0]["qemu_rollup"]["Pss_Anon"]
+    expect_error(lambda: stats.point_totals(nopss), "KSM without Pss_Anon")
+    t = stats.point_totals(vfs_point(3, 40_000, 200_000, 5_000, 100))
+    # 3 x (40000 + 200000 + 5000) + 100 MiB = 102400 kB, once (not 3 x)
+    check((t["anon_kb"], t["cache_kb"], t["total_kb"]) == (735_000, 102_400, 837_400),
+          f"virtio-fs totals {t}")
+
+
+def check_best_dax():
+    """Every series is compared with the DAX series cheapest at its largest N."""
+    pts = ([point("blk", n, 250 << 10, 60, "blk") for n in (1, 2, 4)]
+           + [point("nvdimm-dax", n, 280 << 10, 88) for n in (1, 2, 4)]
+           + [point("virtio-pmem", n, 200 << 10, 88, "virtio-pmem") for n in (1, 2, 4)]
+           + [ksm_point(n, 250 << 10, 150 << 10, 60) for n in (1, 2, 4)]
+           + [vfs_point(n, 30 << 10, 200 << 10, 4 << 10, 70) for n in (1, 2, 4)])
+    result = {"points": pts}
+    s = stats.summarise(result)
+    # totals at N = 4: nvdimm-dax 1208 MiB, virtio-pmem 888: the best DAX.
+    check(s["best_dax"] == "virtio-pmem", f"best DAX {s['best_dax']}")
+    vs = s["vs_best_dax"]
+    check(set(vs) == {"blk", "nvdimm-dax", "blk-ksm", "virtiofs-auto"}, f"compared: {set(vs)}")
+    # blk-ksm 60 + 150 N against 88 + 200 N: below from N = 1, lines cross at
+    # (60 - 88) / (200 - 150) < 1.
+    check(vs["blk-ksm"]["measured_n"] == 1 and abs(vs["blk-ksm"]["model_n"] + 28 / 50) < 1e-9,
+          f"blk-ksm vs best DAX {vs['blk-ksm']}")
+    # virtio-fs 70 + 234 N: dearer per guest than 88 + 200 N, never below.
+    check(vs["virtiofs-auto"]["measured_n"] is None and vs["virtiofs-auto"]["model_n"] is None,
+          f"virtio-fs vs best DAX {vs['virtiofs-auto']}")
+    be = s["break_even"]
+    check(be["blk-ksm"]["baseline"] == "blk" and be["blk-ksm"]["measured_n"] == 1
+          and be["virtiofs-auto"]["baseline"] == "blk", f"against blk: {be}")
+    result["summary"] = s
+    check(report.invariants(result) == [], f"invariants: {report.invariants(result)}")
+    table = report.table(dict(result, ns=[1, 2, 4], wall_seconds=1.0, environment={
+        "host_kernel": "k", "qemu": "q", "accel": "tcg", "host_cpus": 2,
+        "loadavg_start": [1], "read_ahead_kb": {}, "guest_kernel": "g",
+        "guest_memory": "256M", "pmem_size": "256M"}))
+    check("against the best DAX series, virtio-pmem" in table and "pages_sharing 5000" in table,
+          f"table:\n{table}")
+    # What --check insists on: ksmd settled, KSM merged, a virtio-fs root ro.
+    pts[9]["ksm"]["counters"]["full_scans"] = "11"
+    pts[10]["ksm"]["counters"]["pages_sharing"] = "0"
+    pts[12]["guests"][0]["root_mount"] = pts[12]["guests"][0]["root_mount"].replace(" ro,", " rw,")
+    fails = report.invariants(result)
+    check(len(fails) == 3 and "blk-ksm N=1: read after 11 full scans" in fails[0]
+          and "blk-ksm N=2: KSM merged nothing" in fails[1]
+          and "virtiofs-auto N=1 #0: virtio-fs root mounted" in fails[2], f"invariants: {fails}")
+    del pts[11]["ksm"]
+    check(any("blk-ksm N=4: no KSM reading" in f for f in report.invariants(result)),
+          "a KSM point without its reading")
+
+
 def check_series_names():
     check(sharing.parse_series("virtio-pmem+noforce") == ("virtio-pmem", stats.NOFORCE),
           "parse +noforce")
     check(sharing.parse_series("blk") == ("blk", ""), "parse blk")
-    for bad in ("nvdimm", "blk+force", ""):
+    check(sharing.parse_series("nvdimm-erofs+noforce") == ("nvdimm-erofs", stats.NOFORCE),
+          "parse nvdimm-erofs+noforce")
+    check(len(sharing.DEFAULT_SERIES) == 10, f"ten series: {sharing.DEFAULT_SERIES}")
+    for bad in ("nvdimm", "blk+force", "virtiofs", ""):
         expect_error(lambda b=bad: sharing.parse_series(b), f"series {bad!r}")
     for s in sharing.DEFAULT_SERIES:
         check(stats.series_name(*sharing.parse_series(s)) == s, f"round trip {s}")
@@ -247,6 +336,8 @@ check_break_even()
 check_summary()
 check_same_cmdline_baseline()
 check_series_names()
+check_ksm_and_virtiofs_totals()
+check_best_dax()
 for f in failures:
     print(f"FAIL: {f}")
 print(f"{'FAIL' if failures else 'ok'}: sharing stats ({len(failures)} failures)")

@@ -79,7 +79,8 @@ class Guest:
     def __init__(self, vmlinux, initrd, scenario, *, nvdimm=True, label_size=None,
                  nvdimm_size="512M", memory="512M", capture=False, human=False,
                  extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None,
-                 extra_ports=(), shared_image=None, virtiofs_files=None, cxl=None):
+                 extra_ports=(), shared_image=None, virtiofs_files=None, virtiofs_dir=None,
+                 virtiofs_cache="auto", cxl=None):
         self.vmlinux = vmlinux
         self.initrd = initrd
         self.scenario = scenario
@@ -120,11 +121,16 @@ class Guest:
             self.extra_ports[name] = os.path.join(self.dir, f"port{i}.sock")
         # virtiofs_files ({name: bytes}): a fresh host folder of that much
         # random data, which virtiofsd shares under the tag VIRTIOFS_TAG.
+        # virtiofs_dir: an existing folder shared as it is (several guests
+        # at once: bench/sharing.py), never deleted; virtiofs_cache: virtiofsd's
+        # -o cache= (auto, none, always).
         self.virtiofsd = None
-        if virtiofs_files:
-            share = shared_folder(os.path.join(self.dir, "share"), virtiofs_files)
+        self.virtiofs_owned = bool(virtiofs_files)
+        if virtiofs_files or virtiofs_dir:
+            share = virtiofs_dir or shared_folder(os.path.join(self.dir, "share"),
+                                                  virtiofs_files)
             self.virtiofsd = Virtiofsd(share, os.path.join(self.dir, "virtiofs.sock"),
-                                       VIRTIOFS_TAG)
+                                       VIRTIOFS_TAG, cache=virtiofs_cache)
         self.proc = None
         self.reader = None
         self.done = threading.Event()
@@ -258,7 +264,8 @@ class Guest:
                 self.proc.stdout.close()
         if self.virtiofsd:
             self.virtiofsd.stop()
-            shutil.rmtree(self.virtiofsd.shared_dir, ignore_errors=True)
+            if self.virtiofs_owned:
+                shutil.rmtree(self.virtiofsd.shared_dir, ignore_errors=True)
         # The backing file is up to 512M of real data after mkfs: never keep it.
         for path in ({self.nvdimm_path, self.vpmem_path} | set(self._cxl_files())) - {
                 self.shared_image}:

@@ -1,5 +1,6 @@
 # One boot of the appliance (bench/appliance.py): bring up the root device
-# of daxprobe.variant (blk | nvdimm | nvdimm-dax | virtio-pmem), mount it, run
+# of daxprobe.variant (blk | nvdimm | nvdimm-dax | virtio-pmem | nvdimm-erofs |
+# virtiofs, the last two for bench/sharing.py), mount it, run
 # the fixed workload from it (under `daxprobe profile -- ...` when this
 # daxprobe has it, else busybox `time -v` plus /proc/vmstat and the fs_dax
 # tracepoints, labelled "fallback"), then `daxprobe agent` reports to the host
@@ -16,6 +17,7 @@ wait_for() {
 root_device() {
     case "$1" in
         blk) wait_for /dev/vda && echo /dev/vda ;;
+        virtiofs) echo daxprobe-share ;;  # the tag (harness VIRTIOFS_TAG)
         *) i=0
            while [ -z "$(first_pmem)" ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i + 1)); done
            d=$(first_pmem) && wait_for "$d" && echo "$d" ;;
@@ -82,11 +84,15 @@ dma_facts() {
 scenario_prepare() {
     variant=$(arg daxprobe.variant)
     echo "$variant" > $R/variant
+    fstype=ext4
     case "$variant" in
         blk) mods="virtio_blk"; opts="" ;;
         nvdimm) mods="nfit nd_pmem"; opts="" ;;
         nvdimm-dax) mods="nfit nd_pmem"; opts="dax" ;;
         virtio-pmem) mods="virtio_pmem nd_pmem"; opts="dax" ;;
+        # EROFS made with -E noinline_data (every file DAX), read-only by design
+        nvdimm-erofs) mods="nfit nd_pmem erofs"; opts="dax"; fstype=erofs ;;
+        virtiofs) mods="virtiofs"; opts="" ; fstype=virtiofs ;;
         *) echo "unknown variant '$variant'" > $R/error.txt; return 1 ;;
     esac
     step "root-modprobe $mods"
@@ -94,16 +100,22 @@ scenario_prepare() {
     step "root-modprobed"
     dev=$(root_device $variant) || { echo "no root device for $variant" > $R/error.txt; return 1; }
     step "root-device $dev"
-    [ "$variant" = blk ] || cat /sys/block/${dev#/dev/}/queue/dax > $R/queue-dax
-    cat /sys/block/${dev#/dev/}/ro > $R/block-ro
+    case "$variant" in
+        blk) ;;
+        virtiofs) ;;  # no block device: read-only is the mount's ro (root-mountinfo)
+        *) cat /sys/block/${dev#/dev/}/queue/dax > $R/queue-dax ;;
+    esac
+    [ "$variant" = virtiofs ] || cat /sys/block/${dev#/dev/}/ro > $R/block-ro
     mkdir -p $ROOT
     # A root shared read-only by several guests (bench/sharing.py): no
-    # journal replay, nothing written.
-    [ "$(arg daxprobe.ro)" = 1 ] && opts="ro,noload${opts:+,$opts}"
+    # journal replay (ext4's noload), nothing written.
+    if [ "$(arg daxprobe.ro)" = 1 ]; then
+        case "$fstype" in ext4) opts="ro,noload${opts:+,$opts}" ;; *) opts="ro${opts:+,$opts}" ;; esac
+    fi
     if [ -n "$opts" ]; then
-        run mount -t ext4 -o $opts $dev $ROOT
+        run mount -t $fstype -o $opts $dev $ROOT
     else
-        run mount -t ext4 $dev $ROOT
+        run mount -t $fstype $dev $ROOT
     fi || { echo "mount of $dev failed" > $R/error.txt; return 1; }
     # The kernel's own answer about the root's DAX (sharing.py --check).
     grep " $ROOT " /proc/self/mountinfo > $R/root-mountinfo
@@ -122,7 +134,9 @@ scenario_after() {
     [ -n "$AGENT_PORT" ] || { echo "no org.daxprobe.agent.0 port" > $R/error.txt; return; }
     step "agent"
     daxprobe agent --device "$AGENT_PORT" --interval 3600 --recheck 0 > $R/agent.log 2>&1 &
-    wait_host 600 > $R/host-said.txt
+    # The host bounds the wait (sharing.py: --timeout x N); an incremental
+    # sweep keeps N=1's guest up through every later wave and ksmd's scans.
+    wait_host 3600 > $R/host-said.txt
     step "shutdown"
     pid=$(pidof daxprobe)
     [ -n "$pid" ] && kill -TERM $pid
