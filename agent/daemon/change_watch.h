@@ -26,9 +26,11 @@ struct ChangeWatchOptions {
 class ChangeWatch
 {
   public:
-    // Never fails: what cannot be watched (netlink refused without
-    // CAP_NET_ADMIN in some containers, no /sys) is a warning, and the
-    // daemon keeps its periodic re-check for it.
+    // Never fails: what cannot be watched (netlink refused by a socket()
+    // filter such as systemd's RestrictAddressFamilies=, no /sys) is a
+    // warning, and the daemon keeps its periodic re-check and the badblocks
+    // poll for it. (A new user+network namespace refuses nothing: it just
+    // hears no events; tests/integration/agent_netlink_refused.py.)
     static std::unique_ptr<ChangeWatch> create(Root root, const ChangeWatchOptions &options);
     ChangeWatch(const ChangeWatch &) = delete;
     ChangeWatch &operator=(const ChangeWatch &) = delete;

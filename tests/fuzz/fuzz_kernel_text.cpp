@@ -1,10 +1,13 @@
 // libFuzzer target: the parsers of kernel and user-controlled text that the
 // guest reads (issue 11, item 9): mountinfo (mount points are chosen by
 // anyone who can mount), the ACPI NFIT and CEDT (firmware), kmsg records,
-// vmstat and meminfo. Built twice over (run_fuzzers.sh):
+// vmstat, meminfo and the kernel's uevent datagrams (any process in the
+// agent's network namespace can send on NETLINK_KOBJECT_UEVENT; the agent
+// drops non-kernel senders, but the parser must not rely on that). Built
+// twice over (run_fuzzers.sh):
 // - kernel_text: the first byte picks the parser, so CI's one short run
 //   covers all of them;
-// - mountinfo, nfit, kmsg, vmstat, meminfo, cedt: KERNEL_TEXT_PARSER fixes the
+// - mountinfo, nfit, kmsg, vmstat, meminfo, cedt, uevent: KERNEL_TEXT_PARSER fixes the
 //   parser, so the long run spends every execution on one parser and its
 //   corpus holds plain kernel text (no selector byte).
 // Each parser must return, never crash, hang or read out of bounds; the
@@ -26,6 +29,7 @@
 #include "probes/readers/mountinfo.h"
 #include "probes/readers/nfit.h"
 #include "probes/readers/text_util.h"
+#include "probes/readers/uevent.h"
 #include "probes/readers/vmstat.h"
 
 namespace daxprobe
@@ -95,6 +99,22 @@ void fuzzKmsg(std::string_view in)
     }
 }
 
+void fuzzUevent(std::string_view in)
+{
+    auto ev = parseUevent(in);
+    if (!ev)
+        return;
+    (void)isPmemUevent(*ev);
+    // Accepted: within the size bound, every variable ended by its NUL as
+    // the kernel sends it (a cut datagram is refused), and the header is
+    // exactly ACTION@DEVPATH.
+    if (in.size() > kMaxUeventBytes || in.empty() || in.back() != '\0')
+        violated();
+    if (ev->subsystem.empty() || !ev->devpath.starts_with('/') ||
+        in.substr(0, in.find('\0')) != ev->action + "@" + ev->devpath)
+        violated();
+}
+
 } // namespace
 
 void fuzzKernelText(KernelTextParser parser, std::string_view in)
@@ -117,6 +137,9 @@ void fuzzKernelText(KernelTextParser parser, std::string_view in)
         break;
     case KernelTextParser::Cedt:
         fuzzCedt(in);
+        break;
+    case KernelTextParser::Uevent:
+        fuzzUevent(in);
         break;
     }
 }

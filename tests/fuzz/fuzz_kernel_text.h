@@ -14,8 +14,9 @@ enum class KernelTextParser {
     Vmstat = 3,
     Meminfo = 4,
     Cedt = 5,
+    Uevent = 6,
 };
-inline constexpr unsigned kKernelTextParsers = 6;
+inline constexpr unsigned kKernelTextParsers = 7;
 
 // One input through one parser and its invariants; traps on a violation.
 void fuzzKernelText(KernelTextParser parser, std::string_view in);

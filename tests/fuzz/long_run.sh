@@ -18,7 +18,7 @@ build=$2
 total=${3:-100000000}
 deadline=${4:-14400}
 shift 4 2>/dev/null || shift $#
-targets=${*:-"decoder ingest agent mountinfo nfit kmsg vmstat meminfo cedt"}
+targets=${*:-"decoder ingest agent mountinfo nfit kmsg vmstat meminfo cedt uevent"}
 slice=${FUZZ_SLICE:-300}
 # Small inputs run faster; every kernel text the guest reads in one piece
 # (a mountinfo of dozens of mounts, an NFIT, a kmsg record) fits.

@@ -5,7 +5,7 @@
 # usage: run_fuzzers.sh SOURCE_ROOT BUILD_DIR [SECONDS] [TARGET...]
 # Targets: decoder ingest agent kernel_text (the default, CI's set), and the
 # single-parser builds of kernel_text: mountinfo nfit kmsg vmstat meminfo cedt
-# (the long run's, tests/fuzz/long_run.sh). FUZZ_MAX_LEN caps an input's
+# uevent (the long run's, tests/fuzz/long_run.sh). FUZZ_MAX_LEN caps an input's
 # size (default 65536).
 set -eu
 src=$1

@@ -52,7 +52,8 @@ TEST_CASE("the kernel-text fuzz corpora replay through the parsers", "[fuzz][cor
     const std::vector<std::pair<const char *, KernelTextParser>> single = {
         {"mountinfo", KernelTextParser::Mountinfo}, {"nfit", KernelTextParser::Nfit},
         {"kmsg", KernelTextParser::Kmsg},           {"vmstat", KernelTextParser::Vmstat},
-        {"meminfo", KernelTextParser::Meminfo},     {"cedt", KernelTextParser::Cedt}};
+        {"meminfo", KernelTextParser::Meminfo},     {"cedt", KernelTextParser::Cedt},
+        {"uevent", KernelTextParser::Uevent}};
     for (const auto &[dir, parser] : single) {
         INFO(dir);
         // An empty corpus would make this test pass on nothing.
