@@ -197,6 +197,12 @@ def check_agent_and_hotplug(c, g, coll, state):
     timed("agent active + first report stored", t0)
     p = g.show("daxprobe-agent.service", "ActiveState", "NRestarts", "MainPID")
     c.eq(p.get("NRestarts"), "0", "agent NRestarts at boot")
+    # The unit's sandbox must let the agent hear the kernel's device events
+    # (AF_NETLINK in RestrictAddressFamilies): without them a changed
+    # namespace waits for the next periodic check (issue 35).
+    refused = [m for m, _ in journal_lines(g, "daxprobe-agent.service")
+               if "kernel device events not watched" in m]
+    c.eq(refused, [], "the agent under its unit watches the kernel's device events")
     # Port removed: udev removes the device, systemd stops the bound unit.
     t0 = time.monotonic()
     g.qmp("device_del", id="agentport")

@@ -16,7 +16,7 @@ inline Facts pmemFacts(const std::string &fstype, const std::string &superOption
     Facts f;
     f.nfit.present = true;
     f.topology.observe();
-    f.topology.buses.push_back({"ndbus0", "ACPI.NFIT"});
+    f.topology.buses.push_back({"ndbus0", "ACPI.NFIT", ""});
     f.topology.regions.push_back(
         {"region0", "ndbus0", "pmem", 536870912, 16777216, 0, "memory_controller", 0, 0});
     NdNamespace ns;

@@ -39,7 +39,7 @@ Facts cxlFacts(const TempTree &tree, const std::string &kernel)
 // cxl_pmem's nd region for region0 on the CXL bus, and a namespace on it.
 void ndRegion(Facts &f, bool withNamespace)
 {
-    f.topology.buses.push_back({"ndbus0", "CXL"});
+    f.topology.buses.push_back({"ndbus0", "CXL", ""});
     NdRegion r;
     r.dev = "region0";
     r.bus = "ndbus0";

@@ -15,7 +15,7 @@ Facts virtioFacts(bool withNvdimm)
     Facts f;
     f.nfit.present = withNvdimm;
     f.topology.observe();
-    f.topology.buses.push_back({"ndbus0", "virtio-pmem"});
+    f.topology.buses.push_back({"ndbus0", "virtio-pmem", ""});
     f.topology.regions.push_back({"region0", "ndbus0", "pmem", 536870912, 0, 0, "unknown", 0, 0});
     NdNamespace ns;
     ns.dev = "namespace0.0";
@@ -26,7 +26,7 @@ Facts virtioFacts(bool withNvdimm)
     ns.blockdev = "pmem0";
     f.topology.namespaces.push_back(ns);
     if (withNvdimm) {
-        f.topology.buses.push_back({"ndbus1", "ACPI.NFIT"});
+        f.topology.buses.push_back({"ndbus1", "ACPI.NFIT", ""});
         f.topology.regions.push_back(
             {"region1", "ndbus1", "pmem", 536870912, 0, 0, "memory_controller", 0, 0});
     }

@@ -40,7 +40,7 @@ TEST_CASE("a disk with bad blocks and its partitions are the devices to walk", "
     t.write("sys/block/pmem1/badblocks", "");
     t.write("sys/bus/nd/devices/ndbus0/commands", "ars_cap\n");
     Topology topo;
-    topo.buses.push_back({"ndbus0", "ACPI.NFIT"});
+    topo.buses.push_back({"ndbus0", "ACPI.NFIT", ""});
     NdRegion region;
     region.dev = "region0";
     region.bus = "ndbus0";
