@@ -47,6 +47,8 @@ json namespaceReportJson(const NdNamespace &n)
     putString(j, "map", n.map);
     if (n.align)
         j["align"] = n.align;
+    if (n.sectorSize)
+        j["sector_size"] = n.sectorSize;
     putString(j, "uuid", n.uuid);
     putString(j, "blockdev", n.blockdev);
     putString(j, "chardev", n.chardev);

@@ -94,6 +94,8 @@ void to_json(nlohmann::json &j, const NdNamespace &n)
     putString(j, "map", n.map);
     if (n.align)
         j["align"] = n.align;
+    if (n.sectorSize)
+        j["sector_size"] = n.sectorSize;
     putString(j, "uuid", n.uuid);
     putString(j, "blockdev", n.blockdev);
     putString(j, "chardev", n.chardev);
@@ -110,6 +112,7 @@ void from_json(const nlohmann::json &j, NdNamespace &n)
     n.map = getString(j, "map");
     n.size = getU64(j, "size");
     n.align = getU64(j, "align");
+    n.sectorSize = getU64(j, "sector_size");
     n.uuid = getString(j, "uuid");
     n.blockdev = getString(j, "blockdev");
     n.chardev = getString(j, "chardev");

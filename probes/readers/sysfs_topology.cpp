@@ -58,6 +58,17 @@ std::uint64_t number(const Root &root, const std::string &path)
     return v ? *v : 0;
 }
 
+// A size-select attribute lists the sizes it takes and brackets the one in
+// use ("512 520 528 [4096] 4104 ..."): that one.
+std::uint64_t selected(const Root &root, const std::string &path)
+{
+    const std::string v = attr(root, path);
+    const auto open = v.find('['), close = v.find(']');
+    if (open == std::string::npos || close == std::string::npos || close < open)
+        return 0;
+    return parseU64(v.substr(open + 1, close - open - 1)).value_or(0);
+}
+
 // "<sector> <count>" per line: the sum of the counts.
 std::uint64_t badblockSum(const Root &root, const std::string &path)
 {
@@ -199,13 +210,15 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
         ns.size = number(root, p + "/size");
         if (claim->kind == "btt") {
             ns.mode = "sector";
+            ns.sectorSize = selected(root, p + "/sector_size");
         } else {
             ns.mode = claim->kind == "pfn" ? "fsdax" : "devdax";
             ns.map = mapName(attr(root, p + "/mode"));
             ns.align = number(root, p + "/align");
-            if (auto u = uuidOrEmpty(attr(root, p + "/uuid")); !u.empty())
-                ns.uuid = u;
         }
+        // ndctl's "uuid" is the claim's; the namespace's own is its raw_uuid.
+        if (auto u = uuidOrEmpty(attr(root, p + "/uuid")); !u.empty())
+            ns.uuid = u;
     }
     readMediaErrors(root, regionPath, claim ? regionPath + "/" + claim->name : path, ns);
     return true;

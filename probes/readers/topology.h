@@ -47,9 +47,10 @@ struct NdNamespace {
     std::string map;        // mem, dev (fsdax/devdax only)
     std::uint64_t size = 0; // usable size, as ndctl reports it
     std::uint64_t align = 0;
-    std::string uuid;
-    std::string blockdev; // pmem0 (fsdax, sector, raw)
-    std::string chardev;  // dax0.0 (devdax)
+    std::uint64_t sectorSize = 0; // the BTT's (sector only)
+    std::string uuid;             // the claim's (pfn, dax, btt), else its own: ndctl's
+    std::string blockdev;         // pmem0 (fsdax, sector, raw)
+    std::string chardev;          // dax0.0 (devdax)
     std::uint64_t badblockCount = 0;
     // Its media errors in sectors from the start of its data (sector 0 of
     // /dev/pmemX, byte 0 of /dev/daxX.Y): ndctl list --media-errors' units.

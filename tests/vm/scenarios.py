@@ -19,6 +19,7 @@ import erofs_checks
 import evidence_checks
 import nfit_ars_checks
 import nfit_checks
+import nfit_modes_checks
 import package_checks
 import pmd_layout_checks
 import verdict_checks
@@ -666,8 +667,9 @@ SCENARIOS = {s.name: s for s in [
     # The kernel's NVDIMM test bus (kernel tag nfit): no QEMU NVDIMM; its
     # vmalloc()ed DIMMs need the memory.
     Scenario("nfit-test", nfit_checks.check_nfit_test, nvdimm=False, memory="1G",
-             then=("nfit-ars",)),
+             then=("nfit-ars", "nfit-modes")),
     Scenario("nfit-ars", nfit_ars_checks.check_nfit_ars, nvdimm=False, memory="1G"),
+    Scenario("nfit-modes", nfit_modes_checks.check_nfit_modes, nvdimm=False, memory="1G"),
     # CXL type-3 pmem (issue 33): one shared boot per kernel, and the two
     # whose kernel command line or CPU must differ.
     Scenario("cxl", cxl_checks.check_cxl, nvdimm=False, cxl=cxl_topology.SHARED),

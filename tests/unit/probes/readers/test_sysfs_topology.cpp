@@ -130,8 +130,11 @@ TEST_CASE("raw, sector and devdax namespaces", "[sysfs]")
     t.write(kRegion + "namespace0.0/mode", "raw\n");
     t.write(kRegion + "namespace0.0/block/pmem0/dev", "259:0\n");
     t.write(kRegion + "namespace0.10/size", "1048576\n");
+    t.write(kRegion + "namespace0.10/uuid", "5c3c3973-de24-4d72-80cc-cc35295a0ae1\n");
     t.write(kRegion + "btt0.1/namespace", "namespace0.10\n");
     t.write(kRegion + "btt0.1/size", "1000000\n");
+    t.write(kRegion + "btt0.1/sector_size", "512 520 528 [4096] 4104 4160 4224 \n");
+    t.write(kRegion + "btt0.1/uuid", "9d1a2b3c-0000-4000-8000-000000000001\n");
     t.write(kRegion + "btt0.1/block/pmem0s/dev", "259:1\n");
     t.write(kRegion + "namespace0.2/size", "8388608\n");
     t.write(kRegion + "namespace0.2/uuid", "00000000-0000-0000-0000-000000000000\n");
@@ -165,6 +168,9 @@ TEST_CASE("raw, sector and devdax namespaces", "[sysfs]")
     CHECK(sector.mode == "sector");
     CHECK(sector.size == 1000000);
     CHECK(sector.blockdev == "pmem0s");
+    // As ndctl list: the BTT's sector size and uuid (the label's is raw_uuid).
+    CHECK(sector.sectorSize == 4096);
+    CHECK(sector.uuid == "9d1a2b3c-0000-4000-8000-000000000001");
 }
 
 TEST_CASE("no nd bus is an empty, available topology; a broken sysfs is an error", "[sysfs]")
