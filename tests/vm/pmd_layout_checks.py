@@ -49,10 +49,12 @@ def expect_fallback_cause(c, res, f, cause):
     c.eq((m.get("pmd_pieces"), m.get("pmd_ready_pieces")), (pieces, ready),
          "2 MiB pieces and ready ones vs the kernel's extents (xfs_io fiemap -v)")
     fallbacks = faults.get("dax_pmd_fallback") or 0
+    # A piece faults once on 6.1 and twice on 6.12 and 7.2: the kernel's
+    # extents decide, the number of fallbacks only shows there were some.
+    c.check(fallbacks > 0, f"{fallbacks} 2 MiB faults fell back")
     if cause == "layout":
-        c.check(fallbacks <= pieces - ready, f"{fallbacks} fallbacks <= {pieces - ready} unready pieces")
+        c.check(ready < pieces, f"{pieces - ready} of {pieces} pieces unready")
         c.check("fallocate" in (m.get("advice") or ""), f"layout advice: {m.get('advice')}")
     else:
-        c.check(ready > 0 and fallbacks > pieces - ready,
-                f"{fallbacks} fallbacks > {pieces - ready} unready pieces ({ready} ready)")
+        c.check(ready > 0, f"{ready} of {pieces} pieces ready")
         c.eq(m.get("advice"), None, "no layout advice for a device cause")

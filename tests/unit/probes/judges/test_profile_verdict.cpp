@@ -87,6 +87,15 @@ TEST_CASE("fallbacks are blamed on the layout or on the device", "[verdict][prof
     CHECK(layout.cause == "layout");
     CHECK_THAT(layout.summary, Catch::Contains("16 of the file's 16 2 MiB pieces are not"));
     CHECK_THAT(layout.advice, Catch::Contains("fallocate"));
+    // 6.12 and 7.2 fault each piece twice: twice as many fallbacks, still the layout.
+    FaultProfile twice = qemu;
+    twice.counts = daxProfile(32, 32, 16384).counts;
+    CHECK(judgeMapping(twice).cause == "layout");
+    // Some pieces ready, some not: the layout is a cause, and its advice stands.
+    FaultProfile mixed = qemu;
+    mixed.layout =
+        pmdLayoutOf({{0, 0, 16 * MiB, true}, {16 * MiB, 17 * MiB, 16 * MiB, true}}, 32 * MiB);
+    CHECK(judgeMapping(mixed).cause == "layout");
 
     // nfit_test, ext4 on 2 MiB stripes, an 8 MiB file allocated whole.
     FaultProfile nfit = daxProfile(4, 4, 2048);
