@@ -7,9 +7,11 @@
 // it then polls EPOLLERR|EPOLLPRI for good (fs/kernfs/file.c kernfs_fop_poll)
 // and reads ENODEV: a watch that kept it in its epoll set would wake the
 // daemon in a busy loop. Needs root (a mount namespace, a cgroup2 mount):
-// otherwise exits 77 saying why.
-#define CATCH_CONFIG_RUNNER
+// otherwise exits 77 saying why. Its own main runs Catch2's implementation,
+// compiled once (tests/unit/catch_impl.cpp).
 #include <catch2/catch.hpp>
+
+#include "tests/unit/catch_session.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -145,5 +147,5 @@ int main(int argc, char **argv)
         std::printf("SKIP: no writable cgroup2 mount (the kernfs files to remove)\n");
         return 77;
     }
-    return Catch::Session().run(argc, argv);
+    return runCatchSession(argc, argv);
 }
