@@ -691,6 +691,10 @@ MUTATIONS = {
         media_errors=[], badblock_count=0)),
     "mce: clear-errors worked": mce_file("media-errors-after-clear.json", "[]"),
     "mce: no machine check reached the region": mce_file("region-badblocks-after-mce.txt", ""),
+    "mce: the load faulted": mce_file("mce-load.txt", "Bus error\nrc=135\n"),
+    "mce: the warning promises a fault": mce_doc("check.json", lambda n: n["verdict"].update(
+        warnings=[w.split(", a load")[0] + ", a load there faults (SIGBUS)"
+                  for w in n["verdict"]["warnings"]])),
     "mce: memory_failure ran": lambda files, name: (
         dict(files, **{"dmesg.txt": files["dmesg.txt"] + b"[ 9.9] Memory failure: 0x140008: recovery action for dax page: Recovered\n"})
         if "mce-facts.txt" in files else None),
