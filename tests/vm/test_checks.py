@@ -602,6 +602,10 @@ def erofs_lz4_doc(mutate_mount):
     return mutate
 
 
+# what memory_failure() logs for a device-DAX pfn (mm/memory-failure.c)
+MEMORY_FAILURE_LINE = b"[ 9.9] Memory failure: 0x100a08: recovery action for dax page: Recovered\n"
+
+
 def mce_doc(fname, mutate_ns):
     """A devdax result (with its injected machine check) whose `fname`
     namespace0.0 went through mutate_ns(ns)."""
@@ -696,7 +700,7 @@ MUTATIONS = {
         warnings=[w.split(", a load")[0] + ", a load there faults (SIGBUS)"
                   for w in n["verdict"]["warnings"]])),
     "mce: memory_failure ran": lambda files, name: (
-        dict(files, **{"dmesg.txt": files["dmesg.txt"] + b"[ 9.9] Memory failure: 0x140008: recovery action for dax page: Recovered\n"})
+        dict(files, **{"dmesg.txt": files["dmesg.txt"] + MEMORY_FAILURE_LINE})
         if "mce-facts.txt" in files else None),
 }
 
