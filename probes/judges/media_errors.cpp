@@ -54,8 +54,18 @@ void judgeMediaErrors(const NdNamespace &ns, const MediaErrorContext &ctx, Verdi
         v.severity = Severity::Warning;
     if (!ns.badRanges.empty())
         v.evidence.push_back({"media_errors", mediaErrorText(ns)});
+    // The pmem driver refuses listed sectors itself; device-DAX maps them
+    // anyway, so only poisoned media makes a load fail (tests/vm devdax:
+    // under QEMU, a machine check's range reads back as before), and kmem
+    // onlines them as RAM all the same (devdax-system-ram after devdax).
     const char *consequence =
-        ns.mode == "devdax" ? "a load there faults (SIGBUS)" : "reads there fail with EIO";
+        ctx.systemRam ? "the page allocator hands those bytes out as RAM (kmem does not check "
+                        "the list): a load there raises a machine check where the media is "
+                        "poisoned"
+        : ns.mode == "devdax"
+            ? "a load there raises a machine check (SIGBUS) where the media is poisoned: "
+              "device-DAX does not check the list"
+            : "reads there fail with EIO";
     std::string warning = ns.badRanges.empty()
                               ? fmt::format("{} bad blocks: {} (ndctl list --media-errors -n {})",
                                             ns.badblockCount, consequence, ns.dev)

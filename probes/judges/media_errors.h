@@ -28,6 +28,7 @@ std::string mediaErrorText(const NdNamespace &ns);
 struct MediaErrorContext {
     bool mounted = false;       // a filesystem on it: the mount's badblocks names the files
     const NdBus *bus = nullptr; // its region's bus: can it clear errors?
+    bool systemRam = false;     // its dax device is kmem's: the bytes are RAM now
 };
 
 // Adds the namespace's media errors to its verdict (issue 35): where they are

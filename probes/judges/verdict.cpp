@@ -548,8 +548,11 @@ Report evaluate(const Facts &facts)
     describeSystem(facts, report);
     report.cxl = judgeCxl(facts);
     for (const auto &ns : facts.topology.namespaces) {
-        Verdict v = judgeNamespace(ns, facts.topology.daxDeviceByChardev(ns.chardev));
-        judgeMediaErrors(ns, {isMounted(facts, ns), facts.topology.busOf(ns)}, v);
+        const DaxDevice *dax = facts.topology.daxDeviceByChardev(ns.chardev);
+        Verdict v = judgeNamespace(ns, dax);
+        judgeMediaErrors(
+            ns, {isMounted(facts, ns), facts.topology.busOf(ns), dax && dax->mode == "system-ram"},
+            v);
         report.namespaces.push_back({&ns, std::move(v)});
     }
     for (const auto &m : facts.mounts) {

@@ -5,6 +5,7 @@ the same guest (issue 19): every evidence source it reports as usable or not
 a devdax namespace given to the page allocator, ext4 with 1 KiB blocks and
 the refusals ext4-1k-dax.sh triggers after it."""
 
+import mce_checks
 import scenarios as sc  # the shared helpers; used at call time (scenarios imports this module)
 import verdict_checks as vc
 
@@ -222,6 +223,15 @@ def check_devdax_system_ram(c, res):
     c.check("not persistent" in v.get("summary", ""), f"summary says why: {v.get('summary')!r}")
     c.check("daxctl reconfigure-device --mode=devdax" in sc.remedy_text(nss[0]),
             f"remedy: {sc.remedy_text(nss[0])!r}")
+    # After devdax in the same boot, the region still lists its machine
+    # check: kmem onlined those bytes as RAM, and daxprobe says so.
+    ref = mce_checks.ars.ndctl_errors(res, "media-errors-system-ram.json")
+    if ref:
+        c.eq(nss[0].get("media_errors"), [{"offset": o * 512, "length": n * 512} for o, n in ref],
+             "system-ram namespace media_errors vs ndctl's")
+        c.check(any("page allocator hands those bytes out as RAM" in w
+                    for w in v.get("warnings") or []),
+                f"the warning says the listed bytes are RAM now: {v.get('warnings')}")
 
 
 def expect_refusal(c, res, name, words, remedy, code):

@@ -3,12 +3,22 @@
  * credentials open a perf software counter (page faults, user space only:
  * the least a profile needs; and one that counts kernel-mode faults too),
  * and does cachestat(2) exist. One line each,
- * "NAME=ok" or "NAME=ERRNO_NAME message". Built static for the initramfs. */
+ * "NAME=ok" or "NAME=ERRNO_NAME message". Built static for the initramfs.
+ *
+ * kernel-answers --wait-list FILE SECONDS: waits until the kernel's bad-block
+ * list FILE (a sysfs `badblocks`) is not empty and prints it. The kernel
+ * fills a region's list from a worker after a machine check was logged
+ * (drivers/acpi/nfit/mce.c) and then notifies the attribute: woken by that
+ * notification (poll POLLPRI), never by a timer. Exit 1 when SECONDS pass
+ * without it, 2 when FILE cannot be read. */
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,8 +56,49 @@ static void perfAnswer(const char *name, bool excludeKernel)
         close(static_cast<int>(fd));
 }
 
+static long nowMs()
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+static int waitList(const char *path, int seconds)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "%s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    const long deadline = nowMs() + seconds * 1000L;
+    for (;;) {
+        /* A read from 0 renders the list again and marks the notifications
+         * seen so far as read: one after it wakes the poll. */
+        char buf[4096];
+        ssize_t n = pread(fd, buf, sizeof(buf), 0);
+        if (n < 0) {
+            fprintf(stderr, "%s: %s\n", path, strerror(errno));
+            return 2;
+        }
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] != '\n' && buf[i] != ' ') {
+                fwrite(buf, 1, static_cast<size_t>(n), stdout);
+                return 0;
+            }
+        }
+        long left = deadline - nowMs();
+        struct pollfd p = {fd, POLLPRI, 0};
+        if (left <= 0 || poll(&p, 1, static_cast<int>(left)) == 0) {
+            fprintf(stderr, "%s: still empty, no notification in %d s\n", path, seconds);
+            return 1;
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "--wait-list") == 0)
+        return waitList(argv[2], atoi(argv[3]));
     perfAnswer("perf", true);
     perfAnswer("perf_kernel", false);
 

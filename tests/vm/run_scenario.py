@@ -73,7 +73,8 @@ def store_capture(scenario, files, dest_root, daxprobe=None):
                      n for n in files if n.startswith(("host/", "kernel-", "refusal-", "badblocks-",
                                                        "erofs-", "cxl-", "mount-", "check-text",
                                                        "media-errors-", "ars-", "clear-cmds",
-                                                       "read-", "check-after"))):
+                                                       "read-", "check-after", "mce-",
+                                                       "region-badblocks-"))):
         if name in files:
             os.makedirs(os.path.dirname(os.path.join(meta, name)), exist_ok=True)
             with open(os.path.join(meta, name), "wb") as f:

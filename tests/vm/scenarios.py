@@ -17,6 +17,7 @@ import collector_scenario
 import cxl_checks
 import erofs_checks
 import evidence_checks
+import mce_checks
 import nfit_ars_checks
 import nfit_checks
 import nfit_modes_checks
@@ -386,6 +387,7 @@ def check_devdax(c, res):
         if c.check(nss, "a devdax namespace"):
             c.eq(nss[0].get("chardev"), "dax0.0", "devdax chardev")
             c.eq(verdict_code(nss[0]), "dax_capable", "devdax namespace verdict")
+    mce_checks.check_devdax_mce(c, res)
 
 
 def command_rc(log, prefix):

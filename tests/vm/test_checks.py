@@ -602,6 +602,32 @@ def erofs_lz4_doc(mutate_mount):
     return mutate
 
 
+# what memory_failure() logs for a device-DAX pfn (mm/memory-failure.c)
+MEMORY_FAILURE_LINE = b"[ 9.9] Memory failure: 0x100a08: recovery action for dax page: Recovered\n"
+
+
+def mce_doc(fname, mutate_ns):
+    """A devdax result (with its injected machine check) whose `fname`
+    namespace0.0 went through mutate_ns(ns)."""
+    def mutate(files, name):
+        if "mce-facts.txt" not in files or fname not in files:
+            return None
+
+        def m(doc):
+            mutate_ns(next(n for n in scenarios.namespaces(doc) if n.get("dev") == "namespace0.0"))
+        return with_json(files, fname, m)
+    return mutate
+
+
+def mce_file(fname, text):
+    """A devdax result whose kernel answer `fname` says `text` instead."""
+    def mutate(files, name):
+        if "mce-facts.txt" not in files:
+            return None
+        return dict(files, **{fname: text.encode()})
+    return mutate
+
+
 MUTATIONS = {
     "erofs lz4: compressed file called inline": erofs_lz4_doc(
         lambda m: [e.update(reason="inline_tail") for e in m["census"]["exceptions"]]),
@@ -659,6 +685,23 @@ MUTATIONS = {
     "virtio-fs: in mountinfo": virtiofs_kernel("mountinfo", ""),
     "virtio-fs: Cached grows": virtiofs_kernel("cached_delta_kb", "0"),
     "virtio-fs: mount verdict": virtiofs_verdict,
+    "mce: media_errors a sector off": mce_doc("check.json", lambda n: n["media_errors"][0].update(
+        offset=n["media_errors"][0]["offset"] + 512)),
+    "mce: no warning": mce_doc("check.json", lambda n: n["verdict"].update(
+        severity="ok", warnings=[])),
+    "mce: clear-errors promised": mce_doc("check.json", lambda n: n["verdict"].update(
+        remedy="ndctl clear-errors namespace0.0")),
+    "mce: second check lost the errors": mce_doc("check-after.json", lambda n: n.update(
+        media_errors=[], badblock_count=0)),
+    "mce: clear-errors worked": mce_file("media-errors-after-clear.json", "[]"),
+    "mce: no machine check reached the region": mce_file("region-badblocks-after-mce.txt", ""),
+    "mce: the load faulted": mce_file("mce-load.txt", "Bus error\nrc=135\n"),
+    "mce: the warning promises a fault": mce_doc("check.json", lambda n: n["verdict"].update(
+        warnings=[w.split(", a load")[0] + ", a load there faults (SIGBUS)"
+                  for w in n["verdict"]["warnings"]])),
+    "mce: memory_failure ran": lambda files, name: (
+        dict(files, **{"dmesg.txt": files["dmesg.txt"] + MEMORY_FAILURE_LINE})
+        if "mce-facts.txt" in files else None),
 }
 
 

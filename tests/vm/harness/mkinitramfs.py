@@ -38,6 +38,9 @@ MODULES = [
     # CXL type-3 pmem (loaded by the CXL scenarios only): cxl_core and
     # cxl_port are built into Debian's 6.1, 6.12 and 7.2 kernels.
     "cxl_acpi", "cxl_pci", "cxl_mem", "cxl_port", "cxl_pmem",
+    # a software machine check at an NVDIMM address: the nfit driver's MCE
+    # decoder puts it on the region's bad-block list (devdax, issue 35)
+    "mce-inject",
 ]
 # Gone from newer kernels (7.x: crc32c is a library ext4 and xfs link
 # directly): shipped where they exist.

@@ -70,7 +70,13 @@ TEST_CASE("media errors: ndctl clear-errors only where it can and should run", "
     CHECK(v.remedy.find("ndctl clear-errors namespace1.2   # ") == 0);
     REQUIRE(v.warnings.size() == 1);
     CHECK(v.warnings[0] == "8 bad sector(s) at bytes 32768-36863 of /dev/dax1.2: the data there "
-                           "is lost, a load there faults (SIGBUS)");
+                           "is lost, a load there raises a machine check (SIGBUS) where the "
+                           "media is poisoned: device-DAX does not check the list");
+    // kmem's: the bytes are RAM the page allocator hands out.
+    Verdict ram;
+    judgeMediaErrors(dax, {false, bus, true}, ram);
+    CHECK(ram.warnings.at(0).find("the page allocator hands those bytes out as RAM") !=
+          std::string::npos);
     // Mounted: the files come first (the mount's badblocks), no clear-errors.
     Verdict mounted;
     judgeMediaErrors(byDev(t, "namespace1.1"), {true, bus}, mounted);

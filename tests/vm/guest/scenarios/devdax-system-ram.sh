@@ -8,4 +8,7 @@ scenario_prepare() {
     grep MemTotal /proc/meminfo >> $R/commands.log
     run daxctl reconfigure-device --mode=system-ram --force dax0.0
     grep MemTotal /proc/meminfo >> $R/commands.log
+    # after devdax in its boot: the region still lists devdax's machine check
+    ndctl list -N -n namespace0.0 --media-errors > $R/media-errors-system-ram.json \
+        2>> $R/commands.log
 }
