@@ -43,7 +43,7 @@ import threading
 import time
 
 import result_file
-from collector_scenario import CollectorProc, collector_binary
+from collector_scenario import CollectorProc
 from harness import images, mkinitramfs
 from harness.guest import Guest, GuestError, Skip
 
@@ -231,7 +231,10 @@ def run(args):
             with open(part, "rb") as p:
                 f.write(p.read())
     g = Guest(info["vmlinux"], initrd, "change-bench", extra_ports=[FLOOR_PORT])
-    binary = collector_binary(g)
+    # collector_binary() finds BUILD from a test's initramfs (BUILD/tests/vm),
+    # not from this one (BUILD/change-bench).
+    binary = os.environ.get("DAXPROBE_COLLECTOR",
+                            os.path.join(args.builddir, "collector", "daxprobe-collector"))
     rec = {k: {"from_end": [], "from_ask": [], "floor_from_ask": [], "from_floor": [],
                "failed": 0} for k in KINDS}
     echo = []
