@@ -26,6 +26,7 @@
 #include <linux/netlink.h>
 #include <poll.h>
 #include <string>
+#include <string_view>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +35,7 @@ namespace
 {
 
 constexpr int kBadblocksPeriodMs = 10;
-constexpr const char *kMount = "/mnt/pmem";
+constexpr std::string_view kMountField = "/mnt/pmem "; // the mount point, then a space
 
 // The file's text; false when it cannot be opened (the device is gone).
 bool readFile(const char *path, std::string &s)
@@ -57,7 +58,7 @@ bool readFile(const char *path, std::string &s)
 }
 
 // mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPEROPTS".
-// The last mount on kMount is the visible one.
+// The last mount on /mnt/pmem is the visible one.
 std::string mountState(const std::string &info)
 {
     std::string state = "none";
@@ -71,8 +72,7 @@ std::string mountState(const std::string &info)
         size_t f = 0;
         for (int i = 0; i < 4 && f != std::string::npos; ++i)
             f = line.find(' ', f + 1);
-        if (f == std::string::npos || line.compare(f + 1, std::strlen(kMount) + 1,
-                                                   std::string(kMount) + " ") != 0)
+        if (f == std::string::npos || line.compare(f + 1, kMountField.size(), kMountField) != 0)
             continue;
         size_t sep = line.find(" - ");
         size_t opts = sep == std::string::npos ? sep : line.rfind(' ');
@@ -165,8 +165,8 @@ int run(const char *port)
     // Blocking writes (a line is short; the host reads the port all along),
     // reads only when poll says a line is there.
     int fd = ::open(port, O_RDWR | O_CLOEXEC | O_NOCTTY);
-    int nl = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                      NETLINK_KOBJECT_UEVENT);
+    int nl =
+        ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
     sockaddr_nl addr{};
     addr.nl_family = AF_NETLINK;
     addr.nl_groups = 1; // the kernel's own uevents, as the agent hears them
