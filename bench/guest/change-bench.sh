@@ -4,6 +4,8 @@
 # hour, re-check off), the host's collector on its port. Then the host names
 # one change at a time over org.daxprobe.control; each prints
 # BENCH-CMD-END KIND I RC on the console when its command has returned.
+# Beside the agent, bench/change_floor.cpp on org.daxprobe.floor: the same
+# kernel signals, one line per change (the floor the agent is read against).
 #   remount I     umount, mount again with dax (I odd) or without (I even)
 #   badblocks I   8 more sectors on /sys/block/pmem0/badblocks
 #   namespace I   ndctl create-namespace -f -e namespace0.0 -m devdax|fsdax
@@ -42,6 +44,10 @@ change() {
 }
 
 scenario_after() {
+    FLOOR_PORT=$(find_port org.daxprobe.floor)
+    [ -n "$FLOOR_PORT" ] || { echo "no org.daxprobe.floor port" > $R/error.txt; return 1; }
+    change_floor "$FLOOR_PORT" 2> $R/floor.log &
+    FLOOR_PID=$!
     ( daxprobe agent --device "$AGENT_PORT" --interval 3600 --recheck 0 2>&1
       echo "DAXPROBE-AGENT-EXIT rc=$?" ) > $R/agent.log &
     echo "BENCH-AGENT-STARTED" > /dev/console
@@ -52,6 +58,11 @@ scenario_after() {
         echo "BENCH-CMD-END $1 $2 $?" > /dev/console
     done
     pid=$(pidof daxprobe)
+    # What the floor's 10 ms poll took from the agent's one vCPU (ns).
+    echo "floor $(cut -d' ' -f1 /proc/$FLOOR_PID/schedstat)" > $R/cpu.txt
+    echo "agent $(cut -d' ' -f1 /proc/$pid/schedstat)" >> $R/cpu.txt
+    echo "uptime $(cut -d' ' -f1 /proc/uptime)" >> $R/cpu.txt
     [ -n "$pid" ] && kill -TERM $pid
+    kill -TERM $FLOOR_PID
     wait
 }
