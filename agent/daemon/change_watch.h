@@ -50,7 +50,8 @@ class ChangeWatch
   private:
     ChangeWatch(Root root, const ChangeWatchOptions &options);
     void openNetlink();
-    void rescanBadblocks();
+    // announce: note the files that appeared, went or were replaced.
+    void rescanBadblocks(std::int64_t nowMs, bool announce);
     bool polling() const;
     void readUevents(std::int64_t nowMs);
     void readBadblocks(std::int64_t nowMs); // notes what differs from the last read
