@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/daemon/uevent_namespace.h"
 #include "base/text_escape.h"
 #include "probes/readers/uevent.h"
 
@@ -55,6 +56,12 @@ std::unique_ptr<ChangeWatch> ChangeWatch::create(Root root, const ChangeWatchOpt
 
 void ChangeWatch::openNetlink()
 {
+    if (auto why = ueventsNotDelivered()) { // bind() would succeed, and hear nothing
+        spdlog::warn("kernel device events not watched ({}): namespace and region changes "
+                     "wait for the periodic re-check",
+                     *why);
+        return;
+    }
     UniqueFD fd(
         ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT));
     sockaddr_nl addr{};

@@ -29,8 +29,10 @@ class ChangeWatch
     // Never fails: what cannot be watched (netlink refused by a socket()
     // filter such as systemd's RestrictAddressFamilies=, no /sys) is a
     // warning, and the daemon keeps its periodic re-check and the badblocks
-    // poll for it. (A new user+network namespace refuses nothing: it just
-    // hears no events; tests/integration/agent_netlink_refused.py.)
+    // poll for it. So is a network namespace the kernel sends no uevents
+    // (one owned by a user namespace other than the initial one: bind()
+    // succeeds there and hears nothing; uevent_namespace.h,
+    // tests/integration/agent_netlink_refused.py).
     static std::unique_ptr<ChangeWatch> create(Root root, const ChangeWatchOptions &options);
     ChangeWatch(const ChangeWatch &) = delete;
     ChangeWatch &operator=(const ChangeWatch &) = delete;
