@@ -15,7 +15,7 @@ struct ChangeWatchOptions {
     bool uevents = true;       // NETLINK_KOBJECT_UEVENT, subsystems nd, dax, cxl, block
     int quietMs = 100;         // a burst ends after this long without an event ...
     int maxDelayMs = 300;      // ... or this long after its first event
-    int badblocksPollMs = 500; // re-read the badblocks files (0: only their notifications)
+    int badblocksPollMs = 250; // re-read the badblocks files (0: only their notifications)
 };
 
 // What tells the agent, between its timers, that the persistent memory
