@@ -115,15 +115,22 @@ void ChangeWatch::rescanBadblocks(std::int64_t nowMs, bool announce)
         auto old = std::find_if(files_.begin(), files_.end(),
                                 [&](const BadblocksFile &f) { return f.path == p; });
         bool known = old != files_.end() && old->fd;
-        if (known && ::pread(old->fd.get(), buf, sizeof(buf), 0) >= 0) {
-            files.push_back(std::move(*old)); // alive: readBadblocks compares it
+        ssize_t n = known ? ::pread(old->fd.get(), buf, sizeof(buf), 0) : -1;
+        if (n >= 0) {
+            // Alive. The read also ends a pending notification: compare here.
+            std::string_view now(buf, static_cast<std::size_t>(n));
+            if (now != old->content) {
+                old->content = now;
+                changed(old->path, "changed");
+            }
+            files.push_back(std::move(*old));
             continue;
         }
         auto fd = root_.openForRead(p);
         if (!fd)
             continue; // a region without badblocks (not pmem), or gone already
         BadblocksFile f{std::move(p), std::move(*fd), {}};
-        ssize_t n = ::pread(f.fd.get(), buf, sizeof(buf), 0);
+        n = ::pread(f.fd.get(), buf, sizeof(buf), 0);
         f.content.assign(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
         changed(f.path, known ? "replaced" : "appeared");
         files.push_back(std::move(f));
@@ -253,9 +260,10 @@ std::int64_t ChangeWatch::deadlineMs() const
 std::string ChangeWatch::takeDue(std::int64_t nowMs)
 {
     if (polling() && nowMs >= nextPollMs_) {
-        if (!netlinkFd_)
-            rescanBadblocks(nowMs, true); // no uevent says when a disk comes or goes
-        readBadblocks(nowMs);
+        if (netlinkFd_)
+            readBadblocks(nowMs);
+        else // no uevent says when a disk comes or goes: it reads them too
+            rescanBadblocks(nowMs, true);
         nextPollMs_ = nowMs + options_.badblocksPollMs;
     }
     if (firstMs_ == 0 ||

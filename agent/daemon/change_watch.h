@@ -52,7 +52,8 @@ class ChangeWatch
   private:
     ChangeWatch(Root root, const ChangeWatchOptions &options);
     void openNetlink();
-    // announce: note the files that appeared, went or were replaced.
+    // announce: note the files that appeared, went, were replaced or changed
+    // (otherwise a check is due anyway).
     void rescanBadblocks(std::int64_t nowMs, bool announce);
     bool polling() const;
     void readUevents(std::int64_t nowMs);
