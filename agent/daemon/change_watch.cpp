@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/daemon/uevent_namespace.h"
 #include "base/text_escape.h"
 #include "probes/readers/uevent.h"
 
@@ -49,12 +50,18 @@ std::unique_ptr<ChangeWatch> ChangeWatch::create(Root root, const ChangeWatchOpt
     }
     if (options.uevents)
         w->openNetlink();
-    w->rescanBadblocks();
+    w->rescanBadblocks(0, false);
     return w;
 }
 
 void ChangeWatch::openNetlink()
 {
+    if (auto why = ueventsNotDelivered()) { // bind() would succeed, and hear nothing
+        spdlog::warn("kernel device events not watched ({}): namespace and region changes "
+                     "wait for the periodic re-check",
+                     *why);
+        return;
+    }
     UniqueFD fd(
         ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT));
     sockaddr_nl addr{};
@@ -81,7 +88,11 @@ void ChangeWatch::openNetlink()
 // (drivers/nvdimm/pmem.c), a region's after a scrub
 // (drivers/nvdimm/region.c nd_region_notify). A write to a disk's badblocks
 // file (block/genhd.c disk_badblocks_store) notifies nobody: the poll covers it.
-void ChangeWatch::rescanBadblocks()
+// A file kept from the last scan is read again first: a disk removed and
+// added again under its name (create-namespace -f does it in one burst)
+// leaves a dead file at the same path, which a removal does not wake and
+// which would hide the new disk's notifications.
+void ChangeWatch::rescanBadblocks(std::int64_t nowMs, bool announce)
 {
     std::vector<std::string> paths;
     if (auto disks = root_.listDir("sys/block"))
@@ -94,11 +105,24 @@ void ChangeWatch::rescanBadblocks()
                 paths.push_back("sys/bus/nd/devices/" + d + "/badblocks");
     std::sort(paths.begin(), paths.end());
 
+    auto changed = [&](const std::string &path, const char *how) {
+        if (announce)
+            note(nowMs, fmt::format("/{} {}", path, how));
+    };
+    char buf[kMaxBadblocksBytes];
     std::vector<BadblocksFile> files;
     for (auto &p : paths) {
         auto old = std::find_if(files_.begin(), files_.end(),
                                 [&](const BadblocksFile &f) { return f.path == p; });
-        if (old != files_.end() && old->fd) {
+        bool known = old != files_.end() && old->fd;
+        ssize_t n = known ? ::pread(old->fd.get(), buf, sizeof(buf), 0) : -1;
+        if (n >= 0) {
+            // Alive. The read also ends a pending notification: compare here.
+            std::string_view now(buf, static_cast<std::size_t>(n));
+            if (now != old->content) {
+                old->content = now;
+                changed(old->path, "changed");
+            }
             files.push_back(std::move(*old));
             continue;
         }
@@ -106,20 +130,25 @@ void ChangeWatch::rescanBadblocks()
         if (!fd)
             continue; // a region without badblocks (not pmem), or gone already
         BadblocksFile f{std::move(p), std::move(*fd), {}};
-        char buf[kMaxBadblocksBytes];
-        ssize_t n = ::pread(f.fd.get(), buf, sizeof(buf), 0);
+        n = ::pread(f.fd.get(), buf, sizeof(buf), 0);
         f.content.assign(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+        changed(f.path, known ? "replaced" : "appeared");
         files.push_back(std::move(f));
     }
-    for (auto &f : files_) // closed below, and a closed fd leaves the epoll set
-        if (f.fd)
-            ::epoll_ctl(epollFd_.get(), EPOLL_CTL_DEL, f.fd.get(), nullptr);
+    for (auto &f : files_) { // closed below, and a closed fd leaves the epoll set
+        if (!f.fd)
+            continue; // kept above, or dropped (and noted) by readBadblocks
+        ::epoll_ctl(epollFd_.get(), EPOLL_CTL_DEL, f.fd.get(), nullptr);
+        if (std::find_if(files.begin(), files.end(),
+                         [&](const BadblocksFile &g) { return g.path == f.path; }) == files.end())
+            changed(f.path, "gone");
+    }
     files_ = std::move(files);
     for (std::size_t i = 0; i < files_.size(); ++i) {
         epoll_event ev{};
         ev.events = EPOLLPRI; // kernfs: POLLPRI|POLLERR once notified, until re-read
         ev.data.u32 = static_cast<std::uint32_t>(i + 1);
-        ::epoll_ctl(epollFd_.get(), EPOLL_CTL_ADD, files_[i].fd.get(), &ev);
+        ::epoll_ctl(epollFd_.get(), EPOLL_CTL_ADD, files_[i].fd.get(), &ev); // kept: EEXIST
     }
 }
 
@@ -231,17 +260,18 @@ std::int64_t ChangeWatch::deadlineMs() const
 std::string ChangeWatch::takeDue(std::int64_t nowMs)
 {
     if (polling() && nowMs >= nextPollMs_) {
-        if (!netlinkFd_)
-            rescanBadblocks(); // no uevent says when a disk comes or goes
-        readBadblocks(nowMs);
+        if (netlinkFd_)
+            readBadblocks(nowMs);
+        else // no uevent says when a disk comes or goes: it reads them too
+            rescanBadblocks(nowMs, true);
         nextPollMs_ = nowMs + options_.badblocksPollMs;
     }
     if (firstMs_ == 0 ||
         nowMs < std::min(lastMs_ + options_.quietMs, firstMs_ + options_.maxDelayMs))
         return {};
-    if (rescan_) {
+    if (rescan_) { // the uevents named the change: the check below covers it
         rescan_ = false;
-        rescanBadblocks();
+        rescanBadblocks(nowMs, false);
     }
     std::string what;
     for (const auto &w : what_)

@@ -15,7 +15,7 @@ struct ChangeWatchOptions {
     bool uevents = true;       // NETLINK_KOBJECT_UEVENT, subsystems nd, dax, cxl, block
     int quietMs = 100;         // a burst ends after this long without an event ...
     int maxDelayMs = 300;      // ... or this long after its first event
-    int badblocksPollMs = 500; // re-read the badblocks files (0: only their notifications)
+    int badblocksPollMs = 250; // re-read the badblocks files (0: only their notifications)
 };
 
 // What tells the agent, between its timers, that the persistent memory
@@ -29,8 +29,10 @@ class ChangeWatch
     // Never fails: what cannot be watched (netlink refused by a socket()
     // filter such as systemd's RestrictAddressFamilies=, no /sys) is a
     // warning, and the daemon keeps its periodic re-check and the badblocks
-    // poll for it. (A new user+network namespace refuses nothing: it just
-    // hears no events; tests/integration/agent_netlink_refused.py.)
+    // poll for it. So is a network namespace the kernel sends no uevents
+    // (one owned by a user namespace other than the initial one: bind()
+    // succeeds there and hears nothing; uevent_namespace.h,
+    // tests/integration/agent_netlink_refused.py).
     static std::unique_ptr<ChangeWatch> create(Root root, const ChangeWatchOptions &options);
     ChangeWatch(const ChangeWatch &) = delete;
     ChangeWatch &operator=(const ChangeWatch &) = delete;
@@ -50,7 +52,9 @@ class ChangeWatch
   private:
     ChangeWatch(Root root, const ChangeWatchOptions &options);
     void openNetlink();
-    void rescanBadblocks();
+    // announce: note the files that appeared, went, were replaced or changed
+    // (otherwise a check is due anyway).
+    void rescanBadblocks(std::int64_t nowMs, bool announce);
     bool polling() const;
     void readUevents(std::int64_t nowMs);
     void readBadblocks(std::int64_t nowMs); // notes what differs from the last read

@@ -73,3 +73,20 @@ TEST_CASE("without a poll only the kernel's notifications count", "[changes]")
     CHECK(w->takeDue(1000).empty());
     CHECK(w->deadlineMs() == std::numeric_limits<std::int64_t>::max());
 }
+
+TEST_CASE("without uevents the poll notes a disk that comes or goes", "[changes]")
+{
+    TempTree t;
+    t.write("sys/block/pmem0/badblocks", "");
+    auto w = watchTree(t, 500);
+    CHECK(w->takeDue(0).empty());
+    t.write("sys/block/pmem1/badblocks", "8 8\n");
+    CHECK(w->takeDue(500).empty()); // seen, the burst still young
+    CHECK(w->takeDue(600) == "/sys/block/pmem1/badblocks appeared");
+    CHECK(w->badblocksFiles() == 2);
+
+    std::filesystem::remove_all(t.dir / "sys/block/pmem0");
+    CHECK(w->takeDue(1000).empty());
+    CHECK(w->takeDue(1100) == "/sys/block/pmem0/badblocks gone");
+    CHECK(w->badblocksFiles() == 1);
+}

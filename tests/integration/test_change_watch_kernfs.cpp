@@ -6,21 +6,27 @@
 // when it is removed). A removal wakes no poller, but a file notified before
 // it then polls EPOLLERR|EPOLLPRI for good (fs/kernfs/file.c kernfs_fop_poll)
 // and reads ENODEV: a watch that kept it in its epoll set would wake the
-// daemon in a busy loop. Needs root (a mount namespace, a cgroup2 mount):
-// otherwise exits 77 saying why. Its own main runs Catch2's implementation,
+// daemon in a busy loop. And a real disk (a loop disk) that goes and comes
+// back under its name, with the kernel's uevents. Needs root (a mount
+// namespace, a cgroup2 mount, /dev/loop-control): otherwise exits 77 saying
+// why. Its own main runs Catch2's implementation,
 // compiled once (tests/unit/catch_impl.cpp).
 #include <catch2/catch.hpp>
 
 #include "tests/unit/catch_session.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/loop.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +34,7 @@
 #include <string>
 
 #include "agent/daemon/change_watch.h"
+#include "base/unique_fd.h"
 #include "tests/unit/probes/temp_tree.h"
 
 using namespace daxprobe;
@@ -65,10 +72,58 @@ int countWakeups(ChangeWatch &w, int windowMs)
     return wakeups;
 }
 
+// Runs the watch as the daemon does (wakes on its fd or at its deadline)
+// until a due check names `what`; returns that check's text, or "" after
+// the hang guard.
+std::string dueNaming(ChangeWatch &w, const std::string &what)
+{
+    std::int64_t guard = monotonicMs() + 10000;
+    for (std::int64_t now = monotonicMs(); now < guard; now = monotonicMs()) {
+        std::int64_t until = std::min(w.deadlineMs(), guard);
+        pollfd p{w.fd(), POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(until - now, 0))) > 0)
+            w.onReadable(monotonicMs());
+        auto due = w.takeDue(monotonicMs());
+        if (due.find(what) != std::string::npos)
+            return due;
+    }
+    return {};
+}
+
 // Undone before the TempTree under it is removed.
 struct BindMount {
     std::string target;
     ~BindMount() { ::umount2(target.c_str(), MNT_DETACH); }
+};
+
+// A loop disk of our own (/dev/loop-control), removed at the end if the
+// test did not. Only ones this test made are ever removed.
+struct LoopDisk {
+    UniqueFD control{::open("/dev/loop-control", O_RDWR | O_CLOEXEC)};
+    int index = -1;
+    LoopDisk()
+    {
+        REQUIRE(control);
+        for (int i = 200 + ::getpid() % 200; index < 0 && i < 1000; ++i)
+            if (::ioctl(control.get(), LOOP_CTL_ADD, i) == i)
+                index = i;
+        REQUIRE(index >= 0);
+    }
+    ~LoopDisk()
+    {
+        if (index >= 0)
+            ::ioctl(control.get(), LOOP_CTL_REMOVE, index);
+    }
+    std::string name() const { return "loop" + std::to_string(index); }
+    void remove() { REQUIRE(::ioctl(control.get(), LOOP_CTL_REMOVE, index) == 0); }
+    void add() { REQUIRE(::ioctl(control.get(), LOOP_CTL_ADD, index) == index); }
+    void setReadOnly()
+    {
+        UniqueFD dev(::open(("/dev/" + name()).c_str(), O_RDONLY | O_CLOEXEC));
+        REQUIRE(dev);
+        int one = 1;
+        REQUIRE(::ioctl(dev.get(), BLKROSET, &one) == 0);
+    }
 };
 
 // A cgroup of our own, removed at the end if the test did not.
@@ -116,6 +171,47 @@ TEST_CASE("a badblocks file removed after a notification leaves the epoll set", 
     CHECK(countWakeups(*w, 100) == 0); // the rescan after it added nothing dead
 }
 
+// A real disk removed and added again under its name, as create-namespace
+// -f does to pmem0 in one uevent burst. Its badblocks file is a loop
+// disk's `ro` attribute bind-mounted in place: kernfs, removed with its
+// disk, and changed by BLKROSET (this kernel shows a disk's badblocks file
+// only when its driver keeps a list, block/genhd.c disk_visible, and loop
+// keeps none). The remove uevent makes the check and the rescan; the dead
+// file must not stay at the path: kept, the new disk's changes would read
+// ENODEV ("gone") and its notifications never wake the watch.
+TEST_CASE("a disk removed and added again under its name is watched anew", "[kernfs]")
+{
+    LoopDisk disk;
+    TempTree t;
+    t.write("sys/block/pmem0/badblocks", "");
+    std::string target = (t.dir / "sys/block/pmem0/badblocks").string();
+    std::string ro = "/sys/block/" + disk.name() + "/ro";
+    REQUIRE(::mount(ro.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0);
+    BindMount mounted{target};
+    auto root = Root::open(t.dir.string());
+    REQUIRE(root);
+    // The poll (every 2 s) comes after the burst's rescan (at most 300 ms
+    // after the remove), so it is the rescan that has to find the new disk.
+    auto w = ChangeWatch::create(std::move(*root), ChangeWatchOptions{.uevents = true,
+                                                                      .quietMs = 100,
+                                                                      .maxDelayMs = 300,
+                                                                      .badblocksPollMs = 2000});
+    REQUIRE(w->watchingUevents());
+    CHECK(w->badblocksFiles() == 1);
+    CHECK(w->takeDue(monotonicMs()).empty()); // the first poll: as it was
+
+    disk.remove();
+    disk.add();
+    REQUIRE(::umount2(target.c_str(), MNT_DETACH) == 0);
+    REQUIRE(::mount(ro.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) == 0);
+    CHECK_THAT(dueNaming(*w, "uevent remove block " + disk.name()),
+               Catch::Contains("uevent add block " + disk.name()));
+    CHECK(w->badblocksFiles() == 1);
+
+    disk.setReadOnly();
+    CHECK(dueNaming(*w, "/sys/block/pmem0/badblocks") == "/sys/block/pmem0/badblocks changed");
+}
+
 namespace
 {
 
@@ -145,6 +241,10 @@ int main(int argc, char **argv)
     cgroup2Mount = findCgroup2();
     if (cgroup2Mount.empty() || ::access(cgroup2Mount.c_str(), W_OK) != 0) {
         std::printf("SKIP: no writable cgroup2 mount (the kernfs files to remove)\n");
+        return 77;
+    }
+    if (::access("/dev/loop-control", W_OK) != 0) {
+        std::printf("SKIP: no /dev/loop-control (the disk to remove)\n");
         return 77;
     }
     return runCatchSession(argc, argv);

@@ -98,8 +98,11 @@ def check_agent_changes(c, res):
             c.check(found[name].get("seq") in noticed,
                     f"the {name} report (seq {found[name].get('seq')}) was made on a uevent "
                     f"(reports made on uevents: {sorted(noticed)})")
-    nd = re.search(r"change noticed \((uevent [^\n]*)\): report", log)
-    first = nd.group(1) if nd else ""
-    c.check(" nd " in first or " dax " in first,
-            f"the first uevent burst names an nd or dax device: {first!r}")
+    # Some burst names an nd or dax device, not only block ones. Not
+    # necessarily the first: under TCG at load ~4 pmem0's removal (block)
+    # came >100 ms before pfn0.0's unbind, a burst of its own, in 2 of 3
+    # runs (before and after the poll went to 250 ms).
+    bursts = re.findall(r"change noticed \((uevent [^\n]*)\): report", log)
+    c.check(any(" nd " in b or " dax " in b for b in bursts),
+            f"a uevent burst names an nd or dax device: {bursts!r}")
     c.eq(res.text("host/changes-collector.rc").strip(), "0", "collector exit code (SIGTERM: clean)")
