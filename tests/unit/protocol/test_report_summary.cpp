@@ -45,7 +45,7 @@ TEST_CASE("the summary of a real report", "[protocol][summary]")
     auto s = agreed(slurp(REPORT_FIXTURES "/fsdax-ext4/expected.json"));
     CHECK(s.code == "dax_verified");
     REQUIRE(s.mounts.size() == 1);
-    CHECK(s.mounts[0] == ReportSummary::Mount{"/mnt/pmem", "dax_active", "pmem0"});
+    CHECK(s.mounts[0] == ReportSummary::Mount{"/mnt/pmem", "dax_active", "pmem0", std::nullopt});
     REQUIRE(s.namespaces.size() == 1);
     CHECK(s.namespaces[0] ==
           ReportSummary::Namespace{"namespace0.0", "pmem0", 526385152, "dax_capable", 0});
@@ -54,8 +54,9 @@ TEST_CASE("the summary of a real report", "[protocol][summary]")
     // The kernel's NVDIMM test bus (issue 36): six DIMMs, one not armed.
     auto nfit = agreed(slurp(REPORT_FIXTURES "/nfit-test-nfit/expected.json"));
     REQUIRE(nfit.dimms.size() == 6);
-    CHECK(nfit.dimms[0] == ReportSummary::Dimm{"nmem0", 42, "dimm_ok"});
-    CHECK(nfit.dimms[4] == ReportSummary::Dimm{"nmem4", 42, "dimm_not_persistent"});
+    CHECK(nfit.dimms[0] == ReportSummary::Dimm{"nmem0", 42, "dimm_ok", "", std::nullopt});
+    CHECK(nfit.dimms[4] ==
+          ReportSummary::Dimm{"nmem4", 42, "dimm_not_persistent", "", std::nullopt});
 
     auto raw = agreed(slurp(REPORT_FIXTURES "/raw-xfs/expected.json"));
     REQUIRE_FALSE(raw.mounts.empty());
@@ -77,7 +78,7 @@ TEST_CASE("the summary of hostile reports", "[protocol][summary]")
     }
     auto typed = agreed(R"({"mounts":[1,"x",[],null]})");
     CHECK(typed.mounts.size() == 4);
-    CHECK(typed.mounts[3] == ReportSummary::Mount{"", "unknown", ""});
+    CHECK(typed.mounts[3] == ReportSummary::Mount{"", "unknown", "", std::nullopt});
 
     // Codes sanitized like an identifier; names decoded, not cleaned.
     auto s = agreed(R"({"verdict":{"code":"a b\u0001\u00e9)" + std::string(100, 'x') +

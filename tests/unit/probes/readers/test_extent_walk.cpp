@@ -65,7 +65,8 @@ BadblockDevice deviceOf(const fs::path &dir, std::vector<BadRange> ranges)
     };
     REQUIRE(::stat(dir.c_str(), &st) == 0);
     return {"disk", "disk",      ::major(st.st_dev), ::minor(st.st_dev),
-            0,      ~0ULL >> 10, std::move(ranges)};
+            0,      ~0ULL >> 10, std::move(ranges),  "",
+            true};
 }
 
 } // namespace
