@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/floor_write.h"
+
 namespace
 {
 
@@ -129,20 +131,9 @@ std::string badSectors()
     return std::to_string(total);
 }
 
-bool writeAll(int fd, const std::string &s)
+bool writeLine(int fd, const std::string &s)
 {
-    const char *p = s.data();
-    size_t n = s.size();
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= static_cast<size_t>(w);
-    }
-    return true;
+    return writeAll(fd, s.data(), s.size());
 }
 
 long long nowMs()
@@ -184,7 +175,7 @@ int run(const char *port)
     st.dax = daxDriver();
     st.bb = badSectors();
     std::string sent = st.line();
-    writeAll(fd, sent);
+    writeLine(fd, sent);
     std::string in;
     long long nextTick = nowMs() + kBadblocksPeriodMs;
     char buf[8192];
@@ -215,7 +206,7 @@ int run(const char *port)
                 in.append(buf, static_cast<size_t>(n));
             for (size_t e; (e = in.find('\n')) != std::string::npos; in.erase(0, e + 1))
                 if (in.compare(0, 5, "ping ") == 0)
-                    writeAll(fd, "pong " + in.substr(5, e - 5) + "\n");
+                    writeLine(fd, "pong " + in.substr(5, e - 5) + "\n");
         } else if (p[2].revents & POLLHUP) {
             // No host on the port: the bench connects before starting us,
             // so this is rare; the tick below paces the loop.
@@ -226,7 +217,7 @@ int run(const char *port)
             nextTick = nowMs() + kBadblocksPeriodMs;
         }
         std::string line = st.line();
-        if (line != sent && writeAll(fd, line))
+        if (line != sent && writeLine(fd, line))
             sent = line;
     }
 }

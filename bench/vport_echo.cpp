@@ -27,6 +27,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "bench/floor_write.h"
+
 namespace
 {
 
@@ -36,20 +38,6 @@ int usage()
         stderr,
         "usage: vport_echo echo|poll-echo PORT | listen-echo SOCKET | exec-timed FILE CMD...\n");
     return 2;
-}
-
-bool writeAll(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        p += w;
-        n -= static_cast<size_t>(w);
-    }
-    return true;
 }
 
 int echoFd(int fd, bool socket);
