@@ -40,7 +40,7 @@ def kata_cmdline(kata):
     return f"root={KATA_ROOT} rootflags={flags} ro rootfstype=ext4 daxprobe.root=kernel"
 
 
-def kata_image(vm_dir):
+def image_for_boot(vm_dir):
     """(path, size) of the built image after the cache's own check, or
     TestBedError naming the step."""
     info_path = os.path.join(vm_dir, "kata.json")

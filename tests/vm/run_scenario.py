@@ -183,7 +183,7 @@ def main():
         if scenario.kata:
             # Kata's image: checked as the cache checks it, then attached
             # read-only as Kata's drivers attach it.
-            image, size = kata_checks.kata_image(args.vm_dir)
+            image, size = kata_checks.image_for_boot(args.vm_dir)
             attach = scenario.kata[0]
             kata = {"shared_image": image, "nvdimm_size": str(size), "share": False,
                     "nvdimm": attach == "nvdimm", "virtio_pmem": attach == "virtio-pmem"}

@@ -24,19 +24,20 @@ scenario_prepare() {
         echo "disk=$disk"
         echo "disk_ro=$(cat /sys/block/$disk/ro)"
         echo "queue_dax=$(cat /sys/block/$disk/queue/dax)"
-        ns=$(readlink -f /sys/block/$disk/device)
-        echo "namespace=${ns##*/}"
-        # The fsdax info block's device (pfnN.M) and where its data starts in
-        # physical memory: the filesystem's first byte is that plus the
-        # partition's start.
-        for p in /sys/bus/nd/devices/pfn*; do
-            [ "$(cat $p/namespace 2>/dev/null)" = "${ns##*/}" ] || continue
-            echo "pfn=${p##*/}"
-            echo "pfn_resource=$(cat $p/resource)"
-            echo "pfn_mode=$(cat $p/mode)"
-            echo "pfn_align=$(cat $p/align)"
-        done
-        region=$(basename $(dirname $ns))
+        # The disk's device is the fsdax info block's (pfnN.M), which names
+        # its namespace; its resource is where the data starts in physical
+        # memory: the filesystem's first byte is that plus the partition's start.
+        holder=$(readlink -f /sys/block/$disk/device)
+        case "${holder##*/}" in
+            pfn*)
+                echo "pfn=${holder##*/}"
+                echo "pfn_resource=$(cat $holder/resource)"
+                echo "pfn_mode=$(cat $holder/mode)"
+                echo "pfn_align=$(cat $holder/align)"
+                echo "namespace=$(cat $holder/namespace)" ;;
+            *)  echo "namespace=${holder##*/}" ;;
+        esac
+        region=$(basename $(dirname $holder))
         echo "region=$region"
         echo "region_ro=$(cat /sys/bus/nd/devices/$region/read_only)"
     } > $R/kernel-root-dev.txt
@@ -68,7 +69,9 @@ scenario_prepare() {
         run xfs_io -r -c 'mmap -r 0 32m' -c 'mread 0 32m' $KATA_FILE
         echo 0 > $T/tracing_on
         echo 0 > $T/events/fs_dax/dax_pmd_fault_done/enable
-        grep dax_pmd_fault_done $T/trace > $R/kernel-fs-dax-trace.txt
+        # Only the file's faults: the programs run from the DAX root fault too.
+        ino=$(printf '%x' $(stat -c %i $KATA_FILE))
+        grep "dax_pmd_fault_done: dev $majmin ino 0x$ino " $T/trace > $R/kernel-fs-dax-trace.txt
         {
             echo "pmd_fault_done=$(grep -c dax_pmd_fault_done $R/kernel-fs-dax-trace.txt)"
             echo "fallback=$(grep -c ' FALLBACK$' $R/kernel-fs-dax-trace.txt)"
