@@ -79,6 +79,10 @@ def kernel_root(c, res):
     kv = res.kv("cached.txt")
     k["cached_delta_kb"] = int(kv["delta_kb"]) if "delta_kb" in kv else None
     k["trace"] = {n: int(v) for n, v in res.kv("kernel-fs-dax.txt").items()}
+    # The filesystem's first byte in physical memory, modulo 2 MiB: the
+    # info block's data address (the pfn's resource) plus the partition's start.
+    k["pmd_offset"] = ((int(k["pfn_resource"], 16) + int(k.get("start_sectors", 0)) * 512) % PMD
+                       if k.get("pfn_resource") else None)
     return k
 
 
@@ -123,7 +127,15 @@ def expect_kernel_as_kata(c, res, k, attach, dax):
                                     f"(>= 30 MiB)")
     t = k["trace"]
     if dax:
+        # The file sits on a 2 MiB boundary of the filesystem (kata_image.py):
+        # its 2 MiB faults map whole exactly when the filesystem does too.
         c.check(t.get("pmd_fault_done", 0) > 0, f"fs_dax: 2 MiB faults on the mapping: {t}")
+        c.eq(t.get("nopage") == t.get("pmd_fault_done"), k["pmd_offset"] == 0,
+             f"fs_dax: every 2 MiB fault maps whole exactly when the filesystem starts on "
+             f"2 MiB (it starts {k['pmd_offset']} B off; {t})")
+        c.eq(t.get("fallback") == t.get("pmd_fault_done"), k["pmd_offset"] != 0,
+             f"fs_dax: every 2 MiB fault falls back exactly when the filesystem is off 2 MiB "
+             f"({k['pmd_offset']} B; {t})")
     else:
         c.eq(t.get("pmd_fault_done"), 0, "fs_dax: no DAX fault without DAX")
 
@@ -158,16 +170,12 @@ def expect_daxprobe_as_kernel(c, res, k, attach, dax):
     c.eq(m.get("namespace"), k.get("namespace"), "/ namespace")
     c.eq(m.get("queue_dax"), k.get("queue_dax") == "1", "/ queue_dax (the disk's queue/dax)")
     # 2 MiB mappings: the filesystem's first byte in physical memory.
-    if k.get("pfn_resource"):
-        want = (int(k["pfn_resource"], 16) + start) % PMD
+    if c.check(k["pmd_offset"] is not None, "the kernel's pfn device for the root's disk"):
+        want = k["pmd_offset"]
         c.eq(m.get("pmd_offset"), want, "/ pmd_offset (pfn resource + partition start, mod 2 MiB)")
         warns = (m.get("verdict") or {}).get("warnings") or []
         c.eq(any("2 MiB" in w for w in warns), want != 0,
              f"a mount warning naming 2 MiB exactly when pmd_offset is not 0: {warns}")
-        t = k["trace"]
-        if dax and want:
-            c.eq(t.get("nopage"), 0, f"fs_dax: no PMD mapping with the data {want} B off 2 MiB "
-                                     f"({t})")
     # The verdict and its remedy.
     v = m.get("verdict") or {}
     if dax:

@@ -63,6 +63,7 @@ KATA_RELEASE = "4.1.0"  # tag; commit ddcb1ad8d23cbb4323f86c209f132b89592902df
 ROOTFS_START_MIB = 1
 DAX_HEADER_MIB = 2
 DAX_ALIGNMENT = 2 * MiB
+PMD_BYTES = 2 * MiB
 RESERVED_BLOCKS_PERCENT = 3
 BLOCK_SIZE = 4096
 IMAGE_SIZE_ALIGNMENT_MIB = 128
@@ -252,6 +253,7 @@ def build_image(root, out, part_start_mib=ROOTFS_START_MIB):
     # root copied in (-d instead of a loop mount), fsck.ext4 -D -y.
     run(["mkfs.ext4", "-q", "-F", "-b", str(BLOCK_SIZE), "-m", str(RESERVED_BLOCKS_PERCENT),
          "-d", root, fs])
+    place_read_file(fs)
     p = subprocess.run(["e2fsck", "-f", "-D", "-y", fs], capture_output=True, text=True)
     if p.returncode not in (0, 1):  # 1: it optimised directories, as asked
         raise RuntimeError(f"e2fsck -f -D -y failed ({p.returncode}): {p.stdout[-500:]}")
@@ -273,13 +275,49 @@ def build_image(root, out, part_start_mib=ROOTFS_START_MIB):
     return lay
 
 
+def place_read_file(fs):
+    """READ_FILE into the filesystem `fs`, its data on a 2 MiB boundary of
+    the filesystem, where the kernel's allocator puts a large file that
+    Kata's builder copies in through a loop mount (mke2fs -d's allocator
+    takes the first free block: 3594 here, so that every 2 MiB fault fell
+    back even with the partition at 2 MiB). The blocks before the boundary
+    are marked used while debugfs writes the file, then freed."""
+    out = run(["debugfs", "-R", "ffb 1", fs]).stdout
+    first = int(out.split("Free blocks found:")[1].split()[0])
+    per_pmd = PMD_BYTES // BLOCK_SIZE
+    aligned = -(-first // per_pmd) * per_pmd
+    with tempfile.TemporaryDirectory(prefix="kata-read-") as tmp:
+        data = os.path.join(tmp, "read-file")
+        with open(data, "wb") as f:
+            f.write(read_file_bytes())
+        os.chmod(data, 0o644)
+        script = ""
+        if aligned > first:
+            script += f"setb {first} {aligned - first}\n"
+        script += f"write {data} {READ_FILE}\n"
+        if aligned > first:
+            script += f"freeb {first} {aligned - first}\n"
+        p = subprocess.run(["debugfs", "-w", "-f", "-", fs], input=script, capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"debugfs -w {fs} failed: {p.stderr.strip()}")
+    stat = run(["debugfs", "-R", f"stat {READ_FILE}", fs]).stdout
+    ext = stat.split("EXTENTS:")[-1].split()
+    want = f"(0-{READ_FILE_SIZE // BLOCK_SIZE - 1}):{aligned}-{aligned + READ_FILE_SIZE // BLOCK_SIZE - 1}"
+    if ext[:1] != [want]:
+        raise RuntimeError(f"{READ_FILE} landed at {ext[:3]}, want one extent {want}")
+
+
 def stage_root(img):
     """The root filesystem's entries: the initramfs's userland without the
     modules (the initramfs loaded them before it mounted this root), the
     file the scenario reads, the mark that makes guest/init the image's init."""
     img.add_data(ROOT_MARK, f"Kata {KATA_RELEASE} image layout (harness/kata_image.py)\n".encode())
     img.add_data("/daxprobe-vm/modules.load", b"\n")  # loaded before the root was mounted
-    img.add_data(READ_FILE, read_file_bytes(), 0o644)
+    # READ_FILE itself is written by place_read_file (a directory here).
+    img.add_dir(os.path.dirname(READ_FILE))
+    img.add_data("/daxprobe-vm/read-file", f"{READ_FILE} {READ_FILE_SIZE} "
+                 f"{hashlib.sha256(read_file_bytes()).hexdigest()}\n".encode())
 
 
 def main():
