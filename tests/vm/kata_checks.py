@@ -189,6 +189,18 @@ def expect_daxprobe_as_kernel(c, res, k, attach, dax):
     f = sc.file_entry(doc, k["file"])
     if c.check(f is not None, f"files[] entry for {k['file']}"):
         c.eq(f.get("statx_dax"), k["file_dax"], f"daxprobe statx_dax of {k['file']} vs the kernel's")
+    # daxprobe's fault profile of the same file (a read-only mapping, as
+    # kata.sh's xfs_io read): DAX and 2 MiB faults as the tracepoints counted.
+    prof = res.json("profile.json") or {}
+    pf = [x for x in prof.get("files") or [] if x.get("path") == k["file"]]
+    if c.check(len(pf) == 1, f"profile.json: one entry for {k['file']} "
+                             f"(rc {res.rc('profile.rc')}: {res.text('profile.stderr')[-300:]})"):
+        faults = pf[0].get("faults") or {}
+        c.eq(pf[0].get("dax"), k["file_dax"], "profile: dax vs the kernel's statx")
+        t = k["trace"]
+        c.eq((faults.get("dax_pmd"), faults.get("dax_pmd_fallback")),
+             (t.get("pmd_fault_done", 0), t.get("fallback", 0)),
+             "profile: 2 MiB faults and fallbacks vs the fs_dax tracepoints of the same mapping")
     ms = m.get("map_sync") or {}
     if ms.get("ran"):
         c.eq(ms.get("ok"), k["map_sync"], f"/ map_sync.ok vs the kernel's ({k['map_sync_text']})")
