@@ -199,6 +199,7 @@ def expect_daxprobe_as_kernel(c, res, k, attach, dax):
     # kata.sh's xfs_io read): DAX and 2 MiB faults as the tracepoints counted.
     prof = res.json("profile.json") or {}
     pf = [x for x in prof.get("files") or [] if x.get("path") == k["file"]]
+    c.eq(res.rc("profile.rc"), 0, "daxprobe profile exit code")
     if c.check(len(pf) == 1, f"profile.json: one entry for {k['file']} "
                              f"(rc {res.rc('profile.rc')}: {res.text('profile.stderr')[-300:]})"):
         faults = pf[0].get("faults") or {}
@@ -207,11 +208,20 @@ def expect_daxprobe_as_kernel(c, res, k, attach, dax):
         c.eq((faults.get("dax_pmd"), faults.get("dax_pmd_fallback")),
              (t.get("pmd_fault_done", 0), t.get("fallback", 0)),
              "profile: 2 MiB faults and fallbacks vs the fs_dax tracepoints of the same mapping")
+        # The mapping as the tracepoints say: every 2 MiB fault fell back,
+        # every one mapped whole, or no DAX at all.
+        want = ("page_cache" if not k["file_dax"] else
+                "fallback" if t.get("fallback") == t.get("pmd_fault_done") else
+                "pmd" if t.get("nopage") == t.get("pmd_fault_done") else None)
+        if want:
+            c.eq((pf[0].get("mapping") or {}).get("code"), want, "profile: mapping code")
     ms = m.get("map_sync") or {}
     if ms.get("ran"):
         c.eq(ms.get("ok"), k["map_sync"], f"/ map_sync.ok vs the kernel's ({k['map_sync_text']})")
     else:
         c.note(f"daxprobe did not run MAP_SYNC on / (read-only): {ms}")
+    c.eq((doc.get("nfit") or {}).get("present"), attach == "nvdimm",
+         "an NFIT exactly for the NVDIMM (virtio-pmem has none)")
     # Read-only by design: Kata's not_armed DIMM under a read-only root is no problem.
     problems = [(p, v.get("code")) for p, v in walk_verdicts(doc) if v.get("severity") == "problem"]
     if dax:
