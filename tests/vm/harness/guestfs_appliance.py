@@ -9,7 +9,10 @@ x86_64 SUPERMIN_D -o APPLIANCE_D`), with two inputs of the test bed:
 - the kernel: the suite's Debian 12 guest kernel (guest_kernel.py, never
   installed on the host) through SUPERMIN_KERNEL and SUPERMIN_MODULES;
 - daxprobe: `usr/bin/daxprobe` out of the guest package (BUILD/deb), as
-  `daxprobe.tar.gz` in a copy of Debian's supermin.d (symlinks to its files).
+  `daxprobe.tar.gz` in a copy of Debian's supermin.d (symlinks to its files);
+  with it the test bed's static `kernel-answers` (KERNEL_ANSWERS: statx's
+  DAX attribute as the kernel gives it, for the test's expected values; the
+  appliance has no tool that shows it).
 
 The result is a libguestfs "fixed appliance" (kernel, initrd, root,
 README.fixed: guestfs-internals(1)) in OUT/appliance: LIBGUESTFS_PATH=that
@@ -44,6 +47,7 @@ from .pmem_file import ext2_uuid, pfn_info
 
 DEBIAN_SUPERMIN_D = "/usr/lib/x86_64-linux-gnu/guestfs/supermin.d"
 MIB = 1 << 20
+KERNEL_ANSWERS = "/usr/lib/daxprobe-test/kernel-answers"
 
 
 class StepFailed(Exception):
@@ -60,7 +64,7 @@ def run(cmd, step, **kw):
     return p
 
 
-def daxprobe_tarball(deb_dir, dest):
+def daxprobe_tarball(deb_dir, kernel_answers, dest):
     """supermin.d's tarball of daxprobe: usr/bin/daxprobe from the guest
     package. Its libraries are the appliance's own: every one ldd names on
     the host must come from a package the appliance holds (checked after
@@ -76,6 +80,7 @@ def daxprobe_tarball(deb_dir, dest):
             raise StepFailed("daxprobe.tar.gz", f"{debs[0]} has no usr/bin/daxprobe")
         with tarfile.open(dest, "w:gz") as tar:
             tar.add(prog, arcname="usr/bin/daxprobe")
+            tar.add(kernel_answers, arcname=KERNEL_ANSWERS.lstrip("/"))
         return debs[0]
 
 
@@ -195,8 +200,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel-info", required=True, help="the guest kernel's kernel.json")
     ap.add_argument("--deb-dir", required=True)
+    ap.add_argument("--kernel-answers", required=True, help="the static kernel-answers program")
     ap.add_argument("--out", required=True, help="the folder: appliance/, nvdimm.img")
     ap.add_argument("--info", required=True, help="guestfs.json, written always")
+    ap.add_argument("--depfile", help="what the appliance is made of, for ninja")
     args = ap.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -213,7 +220,7 @@ def main():
         if not os.path.isdir(DEBIAN_SUPERMIN_D):
             raise StepFailed("host tools", f"no {DEBIAN_SUPERMIN_D} (libguestfs0)")
         tarball = os.path.join(out, "daxprobe.tar.gz")
-        deb = daxprobe_tarball(args.deb_dir, tarball)
+        deb = daxprobe_tarball(args.deb_dir, args.kernel_answers, tarball)
         sd, debian_files = supermin_d(out, tarball)
         tmp, final, secs = build_appliance(out, sd, kernel)
         root = root_facts(os.path.join(tmp, "root"))
@@ -239,6 +246,14 @@ def main():
         info["step"] = getattr(e, "step", "guestfs-appliance")
         info["reason"] = str(e)
         print(f"guestfs appliance: {info['step']} failed: {e}", file=sys.stderr)
+    if args.depfile:
+        # Debian's supermin.d (an upgraded libguestfs) and the package: rebuilt when they change.
+        deps = [os.path.join(DEBIAN_SUPERMIN_D, n) for n in sorted(os.listdir(DEBIAN_SUPERMIN_D))] \
+            if os.path.isdir(DEBIAN_SUPERMIN_D) else []
+        deps += sorted(glob.glob(os.path.join(args.deb_dir, "daxprobe_*.deb")))
+        with open(args.depfile, "w") as f:
+            f.write(args.info.replace(" ", "\\ ") + ": " +
+                    " ".join(d.replace(" ", "\\ ") for d in deps) + "\n")
     with open(args.info + ".tmp", "w") as f:
         json.dump(info, f, indent=1)
         f.write("\n")
