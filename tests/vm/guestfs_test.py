@@ -25,6 +25,7 @@ not be built), 77 skip ("SKIP: ..."), 99 harness error.
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -212,6 +213,7 @@ def main():
         log(f"SKIP: {args.skip_reason}")
         return 77
     out_dir = os.path.join(os.path.abspath(args.vm_dir), "runs", "guestfs")
+    shutil.rmtree(out_dir, ignore_errors=True)  # the last run's logs only, as runs/<scenario>/
     os.makedirs(out_dir, exist_ok=True)
     try:
         info = appliance_info(args.vm_dir)
