@@ -104,6 +104,10 @@ def one_launch(info, mode, rnd, out, timeout):
         pid = g.qemu_pid()
         rollup = host.smaps_rollup(pid)
         cache = host.page_cache(image)
+        # QEMU's mapping of the NVDIMM file (none for the stock root, read
+        # through the block layer): with share=off, what the guest wrote
+        # there (the struct pages of map=dev among it) is QEMU's anonymous memory.
+        mapping = host.smaps_of_files(pid, [image]).get(image) or {}
         close_s = g.close()
         rec = g.record() or {}
     guest_mem = {k: int(v.split()[0]) for k, v in
@@ -116,7 +120,9 @@ def one_launch(info, mode, rnd, out, timeout):
                    "daxprobe_rc": int(rc), "daxprobe": daxprobe_costs(check)},
          "host": {"qemu_anonymous_kb": anon_kb, "qemu_rss_kb": rollup.get("Rss"),
                   "qemu_ru_maxrss_kb": rec.get("ru_maxrss_kb"), "image": os.path.basename(image),
-                  "image_page_cache_kb": cache["bytes"] // KIB, "page_cache_source": cache["source"],
+                  "image_page_cache_kb": cache["bytes"] // KIB,
+                  "image_mapping_kb": {k: mapping.get(k) for k in
+                                       ("Size", "Rss", "Anonymous", "Private_Dirty")}, "page_cache_source": cache["source"],
                   "read_ahead_kb": host.read_ahead_kb(image),
                   "total_kb": (anon_kb or 0) + cache["bytes"] // KIB},
          "qemu_rc": rec.get("rc")}
@@ -136,6 +142,8 @@ FIGURES = [
     ("mem_total", "guest MemTotal", "MiB", lambda r: r["guest"]["meminfo_kb"]["MemTotal"] / KIB),
     ("qemu_maxrss", "QEMU ru_maxrss", "MiB", lambda r: r["host"]["qemu_ru_maxrss_kb"] / KIB),
     ("qemu_anon", "QEMU anonymous memory", "MiB", lambda r: r["host"]["qemu_anonymous_kb"] / KIB),
+    ("mapping_anon", "of it the guest's writes into its NVDIMM (QEMU's private copy)", "MiB",
+     lambda r: (r["host"]["image_mapping_kb"].get("Anonymous") or 0) / KIB),
     ("image_cache", "host page cache of the image", "MiB",
      lambda r: r["host"]["image_page_cache_kb"] / KIB),
     ("host_total", "host total (anonymous + image cache)", "MiB",
