@@ -247,9 +247,12 @@ def main():
         info["reason"] = str(e)
         print(f"guestfs appliance: {info['step']} failed: {e}", file=sys.stderr)
     if args.depfile:
-        # Debian's supermin.d (an upgraded libguestfs) and the package: rebuilt when they change.
+        # Debian's supermin.d (an upgraded libguestfs), the host's packages
+        # supermin copies the appliance from (dpkg's status: what libguestfs's
+        # own `supermin --if-newer` looks at) and the package: rebuilt when they change.
         deps = [os.path.join(DEBIAN_SUPERMIN_D, n) for n in sorted(os.listdir(DEBIAN_SUPERMIN_D))] \
             if os.path.isdir(DEBIAN_SUPERMIN_D) else []
+        deps += [p for p in ("/var/lib/dpkg/status",) if os.path.exists(p)]
         deps += sorted(glob.glob(os.path.join(args.deb_dir, "daxprobe_*.deb")))
         with open(args.depfile, "w") as f:
             f.write(args.info.replace(" ", "\\ ") + ": " +
