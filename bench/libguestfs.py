@@ -240,8 +240,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="launches per mode (default 3)")
     ap.add_argument("--out", help="output folder (default BUILDDIR/libguestfs)")
     ap.add_argument("--timeout", type=float, default=600.0, help="bound on one guestfish call, s")
-    ap.add_argument("--result", default="libguestfs", help="the result's name in bench/results")
+    ap.add_argument("--result", help="the result's name in bench/results (default libguestfs, "
+                    "plus the --append words)")
     ap.add_argument("--results-dir", help="where NAME.json goes (default: bench/results)")
+    ap.add_argument("--append", default="", metavar="ARGS",
+                    help="more appliance kernel command line in both modes, e.g. swiotlb=noforce "
+                    "(the wrapper's DAXPROBE_GUESTFS_APPEND); the result is then NAME-ARGS")
     ap.add_argument("--from", dest="from_json", metavar="RESULT_JSON",
                     help="no launches: print a stored result again")
     args = ap.parse_args()
@@ -249,7 +253,10 @@ def main():
         print(report(json.load(open(args.from_json))))
         return 0
     builddir = os.path.abspath(args.builddir)
-    out = os.path.abspath(args.out or os.path.join(builddir, "libguestfs"))
+    suffix = "".join("-" + re.sub(r"[^a-z0-9]+", "-", a.lower()).strip("-")
+                     for a in args.append.split())
+    out = os.path.abspath(args.out or os.path.join(builddir, "libguestfs" + suffix))
+    os.environ["DAXPROBE_GUESTFS_APPEND"] = args.append
     os.makedirs(out, exist_ok=True)
     t0 = time.monotonic()
     try:
@@ -268,14 +275,16 @@ def main():
               "supermin": info["supermin"], "kernel": info["kernel"], "rounds": args.rounds,
               "root": info["root"], "nvdimm": {k: v for k, v in info["nvdimm"].items()
                                                if k != "path"},
+              "kernel_cmdline_extra": args.append,
               "wall_seconds": round(time.monotonic() - t0, 1),
               "load": f"{os.getloadavg()[0]:.1f}", "runs": runs, "summary": summarise(runs)}
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(result, f, indent=1)
-    result_file.write(args.result, headline(result), results_dir=args.results_dir,
+    appended = f", kernel command line + {args.append}" if args.append else ""
+    result_file.write(args.result or "libguestfs" + suffix, headline(result), results_dir=args.results_dir,
                       conditions=f"libguestfs {info['libguestfs']}, guest {info['kernel']} under "
-                      f"TCG, {args.rounds} interleaved rounds, {result['wall_seconds']} s, load "
-                      f"{result['load']} at the end")
+                      f"TCG, {args.rounds} interleaved rounds{appended}, "
+                      f"{result['wall_seconds']} s, load {result['load']} at the end")
     print(report(result))
     return 0
 

@@ -18,11 +18,16 @@ through to QEMU unchanged, and the appliance's boot (a command line with
   becomes `root=/dev/pmem0` (supermin's init then mounts it with the option
   string `dax`). The UUID libguestfs asked for must be the ext2 UUID at the
   NVDIMM's data offset, or the boot is refused: the NVDIMM holds this root.
+- nodax: the same NVDIMM, but `root=UUID=X` kept: supermin's init finds the
+  root by its UUID on pmem0 and mounts it without `dax` (the option string
+  comes only with `root=/dev/pmemN`; `rootflags=` is ignored), the
+  "fsdax without the option" case (not in the suite: bench or by hand).
 
 Either way QEMU runs as this process's child (not exec'd) so that its
 peak RSS can be read from wait4: DAXPROBE_GUESTFS_RECORD, when set, is a
 JSON file written when QEMU starts ({pid, argv}) and again when it exits
-(+ rc, ru_maxrss_kb, wall_s). SIGTERM/SIGINT/SIGHUP from libguestfs are
+(+ rc, ru_maxrss_kb, wall_s). DAXPROBE_GUESTFS_APPEND: words added to
+the kernel command line of the boot (either mode). SIGTERM/SIGINT/SIGHUP from libguestfs are
 passed on to QEMU and the wrapper waits for it, so libguestfs's shutdown
 (kill, then waitpid on this pid) still ends QEMU.
 """
@@ -48,8 +53,9 @@ def opt_index(argv, opt, pred=lambda v: True):
     return [i for i in range(len(argv) - 1) if argv[i] == opt and pred(argv[i + 1])]
 
 
-def move_root_to_nvdimm(argv, nvdimm):
-    """libguestfs's command line with the appliance root on `nvdimm`."""
+def move_root_to_nvdimm(argv, nvdimm, dax=True):
+    """libguestfs's command line with the appliance root on `nvdimm`
+    (mounted with supermin's `dax` unless dax is False)."""
     argv = list(argv)
     pfn = pfn_info(nvdimm)
     if pfn is None:
@@ -69,7 +75,9 @@ def move_root_to_nvdimm(argv, nvdimm):
     if len(roots) != 1 or roots[0] != f"root=UUID={want}":
         raise SystemExit(f"guestfs_hv: libguestfs boots {roots}, the NVDIMM holds "
                          f"root=UUID={want}: not this appliance's root")
-    argv[appends[0] + 1] = " ".join("root=/dev/pmem0" if w == roots[0] else w for w in append)
+    if dax:
+        argv[appends[0] + 1] = " ".join("root=/dev/pmem0" if w == roots[0] else w
+                                        for w in append)
     ram = argv[mems[0] + 1]
     ram_mib = int(ram[:-1]) if ram[-1:] in "Mm" else int(ram)
     size = os.path.getsize(nvdimm)
@@ -101,10 +109,14 @@ def main():
     if "-kernel" not in argv:
         os.execv(qemu, [qemu] + argv)  # a probe
     mode = os.environ.get("DAXPROBE_GUESTFS_MODE", "stock")
-    if mode == "dax":
-        argv = move_root_to_nvdimm(argv, os.environ["DAXPROBE_GUESTFS_NVDIMM"])
+    if mode in ("dax", "nodax"):
+        argv = move_root_to_nvdimm(argv, os.environ["DAXPROBE_GUESTFS_NVDIMM"], mode == "dax")
     elif mode != "stock":
-        raise SystemExit(f"guestfs_hv: DAXPROBE_GUESTFS_MODE={mode!r}: stock or dax")
+        raise SystemExit(f"guestfs_hv: DAXPROBE_GUESTFS_MODE={mode!r}: stock, dax or nodax")
+    extra = os.environ.get("DAXPROBE_GUESTFS_APPEND", "").split()
+    if extra:  # more kernel command line (swiotlb=noforce, rootflags=dax, ...)
+        i = argv.index("-append") + 1
+        argv[i] = f"{argv[i]} {' '.join(extra)}"
     record = os.environ.get("DAXPROBE_GUESTFS_RECORD")
     t0 = time.monotonic()
     proc = subprocess.Popen([qemu] + argv)

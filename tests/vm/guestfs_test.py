@@ -126,7 +126,7 @@ def blockdev_name(v):
     return os.path.basename(v) if isinstance(v, str) else v
 
 
-def check_stock(k, d):
+def check_stock(k, d, _info=None):
     fails = []
     c = d["json"] or {}
     if verdict_code(c) != "no_nfit":
@@ -203,6 +203,30 @@ def check_dax(k, d, info):
     return fails
 
 
+def check_nodax(k, d, info):
+    """The root on the fsdax NVDIMM found by its UUID: mounted without dax
+    (`--modes nodax`, by hand: the suite runs stock and dax)."""
+    fails = []
+    c = d["json"] or {}
+    r = k["root"] or {}
+    if k.get("root_dev") != "pmem0" or k.get("queue_dax") != "1":
+        fails.append(f"the kernel has / on {k.get('root_dev')!r} (queue/dax "
+                     f"{k.get('queue_dax')}), want pmem0 (1)")
+    if any(o == "dax" or o.startswith("dax=") for o in r.get("super_options", [])):
+        fails.append(f"mountinfo's / has {r.get('super_options')}: dax without root=/dev/pmemN")
+    if "statx_dax=0 /usr/bin/daxprobe" not in k["statx"]:
+        fails.append(f"statx: {k['statx']!r}, want statx_dax=0")
+    m = root_entry(c)
+    code = ((m or {}).get("verdict") or {}).get("code")
+    if not m or blockdev_name(m.get("blockdev")) != "pmem0" or code != "dax_not_requested":
+        fails.append(f"daxprobe's /: {m and {x: m.get(x) for x in ('source', 'blockdev')}}, "
+                     f"verdict {code}, want pmem0 and dax_not_requested")
+    if verdict_code(c) == "dax_verified":
+        fails.append("overall verdict dax_verified for a pmem root without DAX")
+    log(f"nodax: daxprobe's remedy for /: {((m or {}).get('verdict') or {}).get('remedy')!r}")
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vm-dir", required=True, help="BUILD/tests/vm")
@@ -231,7 +255,8 @@ def main():
                 f"{k['statx'].splitlines()[0] if k['statx'] else ''}, Cached "
                 f"+{k['cached_read']['cached_growth_kb']} kB reading "
                 f"{k['cached_read']['size_kb']} kB")
-            got = check_stock(k, d) if mode == "stock" else check_dax(k, d, info)
+            got = {"stock": lambda k, d: check_stock(k, d, info), "dax": lambda k, d: check_dax(k, d, info),
+                   "nodax": lambda k, d: check_nodax(k, d, info)}[mode](k, d)
             if got:
                 log(f"--- {mode}: daxprobe's text report ---\n{d['text']}\n--- stderr ---\n"
                     f"{d['stderr']}")
