@@ -36,14 +36,6 @@ std::string deviceReason(const NdNamespace &ns)
                        ns.dev);
 }
 
-bool hasOption(const std::string &options, std::string_view option)
-{
-    for (std::string_view o : splitFields(options, ','))
-        if (o == option)
-            return true;
-    return false;
-}
-
 // "/ (pmem0p1), /srv (pmem0p2)": a few, once each; a container host
 // bind-mounts one filesystem many times.
 std::string mountList(const std::vector<NamespaceMount> &mounts)
@@ -574,8 +566,7 @@ void judgeDimmsUnder(const Facts &facts, Report &report)
     for (const auto &m : report.mounts) {
         if (!m.ns)
             continue;
-        bool writable =
-            !hasOption(m.mount->mountOptions, "ro") && !hasOption(m.mount->superOptions, "ro");
+        bool writable = !mountedReadOnly(*m.mount);
         mounts.push_back({m.ns->region, m.mount->mountPoint, writable});
         if (protocol::daxInEffect(m.verdict.code))
             daxMounts.push_back({m.ns->region, m.mount->mountPoint, writable});

@@ -76,9 +76,14 @@ Verdict judgePerFile(const MountReport &mr, Verdict v)
                         : fmt::format("{} is {}", live->statx.file, probeDax ? "DAX" : "not DAX");
 
     std::string dir = plain.empty() ? m.mountPoint : parentDir(plain.front(), m.mountPoint);
-    std::string bothRemedies = fmt::format(
-        "{}   # every file DAX; or per directory: {}   # files created there from then on are DAX",
-        remountDax(mr.target), setDaxFlag(dir));
+    // A read-only filesystem takes no flag and creates no file: only the
+    // mount (for /, the boot) can change.
+    std::string bothRemedies =
+        mountedReadOnly(m)
+            ? remountDax(mr.target)
+            : fmt::format("{}   # every file DAX; or per directory: {}   # files created "
+                          "there from then on are DAX",
+                          remountDax(mr.target), setDaxFlag(dir));
 
     if (!dax.empty() || probeDax) {
         v.code = code::DaxPerFile;

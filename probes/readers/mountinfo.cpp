@@ -97,6 +97,15 @@ DaxOption daxOption(const MountEntry &mount)
     return found;
 }
 
+bool mountedReadOnly(const MountEntry &mount)
+{
+    for (const std::string *opts : {&mount.mountOptions, &mount.superOptions})
+        for (std::string_view o : splitFields(*opts, ','))
+            if (o == "ro")
+                return true;
+    return false;
+}
+
 const char *daxOptionName(DaxOption option)
 {
     switch (option) {

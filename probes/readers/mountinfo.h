@@ -33,5 +33,7 @@ Result<std::vector<MountEntry>> parseMountinfo(std::string_view text);
 // XFS shows nothing for dax=inode (its default), so None can mean inode there.
 DaxOption daxOption(const MountEntry &mount);
 const char *daxOptionName(DaxOption option);
+// "ro" in the mount's or the superblock's options: nothing is written there.
+bool mountedReadOnly(const MountEntry &mount);
 
 } // namespace daxprobe

@@ -225,7 +225,9 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
             ns.dataStart = optionalNumber(root, p + "/resource");
         }
         // ndctl's "uuid" is the claim's; the namespace's own is its raw_uuid.
-        if (auto u = uuidOrEmpty(attr(root, p + "/uuid")); !u.empty())
+        // ndctl prints a claim's uuid whatever it is: Kata's DAX header
+        // carries an all-zero one (ndctl: 00000000-...).
+        if (auto u = attr(root, p + "/uuid"); !u.empty())
             ns.uuid = u;
     }
     readMediaErrors(root, regionPath, claim ? regionPath + "/" + claim->name : path, ns);

@@ -122,6 +122,8 @@ TEST_CASE("boot root without dax: not requested, and the remedy is the boot's", 
     CHECK(r.exitCode == 1);
     // Not withheld for the read-only region: it reconfigures nothing.
     CHECK(mr.verdict.warnings.empty());
+    // A read-only filesystem takes no per-directory DAX flag.
+    CHECK(mr.verdict.remedy.find("chattr") == std::string::npos);
 }
 
 TEST_CASE("boot root: a partition 1 MiB off a 2 MiB boundary rules out PMD mappings",
