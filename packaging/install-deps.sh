@@ -17,7 +17,15 @@ packages="
     linux-perf strace vmtouch
     ccache debhelper lintian help2man bash-completion systemd udev prometheus libvirt-clients libxml2-utils
     mmdebstrap
+    libguestfs-tools supermin
 "
+
+# supermin 5.2 (libguestfs's appliance, tests/vm/harness/guestfs_appliance.py)
+# lstat()s the host's /lib/modules while it copies the guest kernel's modules
+# under that name into the appliance root: a machine without a kernel of its
+# own (a container) has none, and the build fails with "lstat: No such file
+# or directory: /lib/modules". No package owns the folder itself.
+[ -d /lib/modules ] || mkdir -p /lib/modules
 
 missing=""
 for p in $packages; do

@@ -58,8 +58,12 @@ inline constexpr const char *StructPagesInRam = "struct_pages_in_ram";
 // a SMART event, or its SMART health is critical; health fatal: its SMART
 // health says the DIMM failed (a problem); unsafe shutdown: its live
 // unsafe-shutdown count rose since the agent last saw it (a problem: writes
-// in flight may be lost).
+// in flight may be lost); read-only: not armed, but every region of it is
+// read-only and every filesystem on them mounted read-only (a VMM's shared
+// read-only image: QEMU requires unarmed=on for a readonly=on backend), so
+// nothing is written that could be lost (not a problem).
 inline constexpr const char *DimmOk = "dimm_ok";
+inline constexpr const char *DimmReadOnly = "dimm_read_only";
 inline constexpr const char *DimmNotPersistent = "dimm_not_persistent";
 inline constexpr const char *DimmMapFailed = "dimm_map_failed";
 inline constexpr const char *DimmHealthEvent = "dimm_health_event";
@@ -105,9 +109,9 @@ constexpr bool daxInEffect(std::string_view mountCode)
            mountCode == code::FilesNotDax;
 }
 
-inline constexpr std::array kDimmCodes{code::DimmOk,          code::DimmNotPersistent,
-                                       code::DimmMapFailed,   code::DimmHealthEvent,
-                                       code::DimmHealthFatal, code::DimmUnsafeShutdown};
+inline constexpr std::array kDimmCodes{
+    code::DimmOk,          code::DimmReadOnly,    code::DimmNotPersistent, code::DimmMapFailed,
+    code::DimmHealthEvent, code::DimmHealthFatal, code::DimmUnsafeShutdown};
 // A DIMM's SMART health states (ndctl's names): the collector exports each.
 inline constexpr std::array kDimmHealthStates{"ok", "non-critical", "critical", "fatal"};
 

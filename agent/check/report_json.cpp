@@ -148,8 +148,14 @@ json mountJson(const MountReport &mr)
               {"mount_options", m.mountOptions},
               {"super_options", m.superOptions},
               {"dax_option", opt ? json(opt) : json(nullptr)},
+              {"device", fmt::format("{}:{}", m.major, m.minor)},
               {"blockdev", mr.blockdev ? json(mr.blockdev->name) : json(nullptr)},
+              {"disk", mr.blockdev ? json(mr.blockdev->disk()) : json(nullptr)},
+              {"partition_start", mr.blockdev && mr.blockdev->partitionStart
+                                      ? json(*mr.blockdev->partitionStart)
+                                      : json(nullptr)},
               {"namespace", mr.ns ? json(mr.ns->dev) : json(nullptr)},
+              {"pmd_offset", mr.pmdOffset ? json(*mr.pmdOffset) : json(nullptr)},
               {"queue_dax",
                mr.blockdev && mr.blockdev->queueDax ? json(*mr.blockdev->queueDax) : json(nullptr)},
               {"statx_dax", mr.live ? statxJson(mr.live->statx) : json(nullptr)},

@@ -166,6 +166,24 @@ void appendPlatform(std::string &out, const Report &report, const Style &st)
         out += fmt::format("ndctl      {}\n", printable(topology.text));
 }
 
+// The device the kernel numbers the mount's (its source may be /dev/root,
+// UUID=... or any text), and its namespace: " (/dev/pmem0p1, 259:1, partition
+// of pmem0 on namespace0.0)".
+std::string deviceNote(const MountReport &mr)
+{
+    const MountEntry &m = *mr.mount;
+    if (!mr.blockdev)
+        return {};
+    const BlockDevFacts &b = *mr.blockdev;
+    std::string node = "/dev/" + b.name;
+    std::string where = b.partition() ? ", partition of " + b.disk() : "";
+    if (mr.ns)
+        where += (b.partition() ? " on " : ", on ") + mr.ns->dev;
+    if (node == m.source && where.empty())
+        return {};
+    return fmt::format(" ({}, {}:{}{})", node, m.major, m.minor, where);
+}
+
 void appendNamespacesAndMounts(std::string &out, const Report &report, const Style &st)
 {
     if (!report.namespaces.empty())
@@ -187,8 +205,9 @@ void appendNamespacesAndMounts(std::string &out, const Report &report, const Sty
     if (!report.mounts.empty())
         out += "\nMounts\n";
     for (const auto &mr : report.mounts) {
-        out += fmt::format("  {:<14} {} on {}\n", printable(mr.mount->mountPoint),
-                           printable(mr.mount->fstype), printable(mr.mount->source));
+        out += fmt::format("  {:<14} {} on {}{}\n", printable(mr.mount->mountPoint),
+                           printable(mr.mount->fstype), printable(mr.mount->source),
+                           printable(deviceNote(mr)));
         appendVerdict(out, mr.verdict, st, "    ");
         if (mr.badblocks)
             appendBadblocks(out, *mr.badblocks, st);

@@ -101,6 +101,8 @@ void to_json(nlohmann::json &j, const NdNamespace &n)
     putString(j, "uuid", n.uuid);
     putString(j, "blockdev", n.blockdev);
     putString(j, "chardev", n.chardev);
+    if (n.dataStart)
+        j["data_start"] = *n.dataStart;
     j["bad_ranges"] = nlohmann::json::array();
     for (const auto &r : n.badRanges)
         j["bad_ranges"].push_back({{"sector", r.sector}, {"count", r.count}});
@@ -120,6 +122,7 @@ void from_json(const nlohmann::json &j, NdNamespace &n)
     n.uuid = getString(j, "uuid");
     n.blockdev = getString(j, "blockdev");
     n.chardev = getString(j, "chardev");
+    getOptional(j, "data_start", n.dataStart);
     n.badblockCount = getU64(j, "badblock_count");
     if (auto it = j.find("bad_ranges"); it != j.end() && it->is_array())
         for (const auto &r : *it)

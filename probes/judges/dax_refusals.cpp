@@ -12,32 +12,35 @@ namespace
 {
 
 // DAX maps the filesystem's blocks as pages: a block must be a page (x86-64: 4 KiB).
-std::string remakeExt4PageBlocks(const MountEntry &m)
+std::string remakeExt4PageBlocks(const MountTarget &t)
 {
-    return remakeFilesystem(m, "-b 4096");
+    return remakeFilesystem(t, "-b 4096");
 }
 
-std::string remakeXfsPageBlocks(const MountEntry &m)
+std::string remakeXfsPageBlocks(const MountTarget &t)
 {
-    return remakeFilesystem(m, "-b size=4096");
+    return remakeFilesystem(t, "-b size=4096");
 }
 
-std::string remakeWithoutInlineData(const MountEntry &m)
+std::string remakeWithoutInlineData(const MountTarget &t)
 {
-    return remakeFilesystem(m, "-O ^inline_data");
+    return remakeFilesystem(t, "-O ^inline_data");
 }
 
-std::string remakeWithoutReflink(const MountEntry &m)
+std::string remakeWithoutReflink(const MountTarget &t)
 {
-    return remakeFilesystem(m, "-m reflink=0");
+    return remakeFilesystem(t, "-m reflink=0");
 }
 
 // data=journal may come from the mount options or the superblock's defaults.
-std::string mountWithoutJournalData(const MountEntry &m)
+std::string mountWithoutJournalData(const MountTarget &t)
 {
+    if (t.bootRoot)
+        return fmt::format("tune2fs -o ^journal_data {}, then {}", shellQuote(t.device),
+                           bootWithDaxAnd(t, "data=ordered"));
     return fmt::format("umount {0}; tune2fs -o ^journal_data {1}; "
                        "mount -o dax=always,data=ordered {1} {0}",
-                       shellQuote(m.mountPoint), shellQuote(m.source));
+                       shellQuote(t.mountPoint), shellQuote(t.device));
 }
 
 using Outcome = DaxRefusal::Outcome;

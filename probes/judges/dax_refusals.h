@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "probes/readers/mountinfo.h"
+#include "probes/judges/remedies.h"
 
 namespace daxprobe
 {
@@ -22,7 +22,7 @@ struct DaxRefusal {
     const char *message; // what the kernel logs (a substring of the line)
     Outcome outcome;
     const char *cause; // why, in words
-    std::string (*remedy)(const MountEntry &m);
+    std::string (*remedy)(const MountTarget &t);
 };
 
 // The refusal a kernel line reports, or null.

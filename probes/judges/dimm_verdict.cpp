@@ -1,5 +1,7 @@
 #include "probes/judges/dimm_verdict.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -63,6 +65,19 @@ std::string whatIsOn(const DimmReport &dr)
                        list(dr.mounts));
 }
 
+// Not armed, and nothing can be written: every region read-only, something
+// mounted there and all of it read-only. A filesystem mounted read-write
+// (a region made writable by hand) keeps the flag a problem.
+bool readOnlyByDesign(const DimmReport &dr, const std::vector<std::string> &failed)
+{
+    const NdDimm &d = *dr.dimm;
+    if (failed != std::vector<std::string>{"not_armed"} || d.regions.empty() || dr.mounts.empty() ||
+        dr.writableMount)
+        return false;
+    return std::all_of(d.regions.begin(), d.regions.end(),
+                       [](const auto &r) { return r.readOnly; });
+}
+
 // The live count above the one the agent saw last: writes in flight at
 // that shutdown may be lost.
 bool judgeShutdownRise(const DimmReport &dr, const ShutdownCounts &seen, Verdict &v)
@@ -95,7 +110,15 @@ Verdict judgeDimm(const DimmReport &dr, const ShutdownCounts &seen)
     addEvidence(d, v);
 
     auto failed = persistenceFlags(d);
-    if (!failed.empty()) {
+    if (readOnlyByDesign(dr, failed)) {
+        v.code = code::DimmReadOnly;
+        v.summary = fmt::format("{} is not armed and read-only by design: its regions are "
+                                "read-only and what is on them is mounted read-only ({}), so "
+                                "writes are refused and nothing is left to persist (a VMM's "
+                                "shared read-only image: QEMU requires unarmed=on for a "
+                                "readonly=on backend)",
+                                d.dev, commaJoined(dr.mounts));
+    } else if (!failed.empty()) {
         v.code = code::DimmNotPersistent;
         v.severity = daxMounts.empty() ? Severity::Warning : Severity::Problem;
         v.summary = fmt::format("{} cannot guarantee persistence ({}): data written to it may "
@@ -157,8 +180,10 @@ std::vector<DimmReport> judgeDimms(const Topology &topology, const std::vector<D
                 if (m.region == r.region)
                     dr.daxMounts.push_back(m.mountPoint);
             for (const auto &m : mounts)
-                if (m.region == r.region)
+                if (m.region == r.region) {
                     dr.mounts.push_back(m.mountPoint);
+                    dr.writableMount |= m.writable;
+                }
             for (const auto &ns : topology.namespaces)
                 if (ns.region == r.region && ns.size > 0)
                     dr.namespaces.push_back(ns.dev);
@@ -171,7 +196,7 @@ std::vector<DimmReport> judgeDimms(const Topology &topology, const std::vector<D
 
 void withholdReconfiguration(const Topology &topology, const NdNamespace *ns, Verdict &v)
 {
-    if (!ns || v.remedy.empty())
+    if (!ns || v.remedy.empty() || !v.remedyReconfigures)
         return;
     for (const auto &d : topology.dimms)
         for (const auto &r : d.regions)

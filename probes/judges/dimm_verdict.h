@@ -20,13 +20,15 @@ struct DimmReport {
     std::vector<std::string> daxMounts;    // DAX mounts on a region of this DIMM
     std::vector<std::string> namespaces;   // namespaces on its regions
     std::vector<std::string> mounts;       // every mount of those namespaces
+    bool writableMount = false;            // one of them is mounted read-write
     Verdict verdict;
 };
 
-// A mount with DAX in effect, and the region under it.
+// A mount, and the region under it.
 struct DaxMount {
     std::string region;
     std::string mountPoint;
+    bool writable = true; // not mounted read-only
 };
 
 // `report`: the DIMM, what is on its regions; `seen`: the last counts.

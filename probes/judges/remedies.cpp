@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "probes/readers/kernel_cmdline.h"
 #include "probes/readers/text_util.h"
 
 namespace daxprobe
@@ -32,46 +33,118 @@ std::string realign(const NdNamespace &ns)
                        ns.mode == "devdax" ? "devdax" : "fsdax");
 }
 
-std::string remountDax(const MountEntry &m)
+MountTarget mountTarget(const MountEntry &m, const BlockDevFacts *blockdev,
+                        const std::string &kernelCmdline)
 {
-    return fmt::format("umount {0} && mount -o dax=always {1} {0}", shellQuote(m.mountPoint),
-                       shellQuote(m.source));
+    MountTarget t{m.mountPoint, m.fstype, blockdev ? "/dev/" + blockdev->name : m.source, false,
+                  ""};
+    t.bootRoot = m.mountPoint == "/";
+    if (t.bootRoot)
+        t.rootflags = kernelParam(kernelCmdline, "rootflags").value_or("");
+    return t;
 }
 
 namespace
 {
 
 // mkfs refuses to overwrite the old filesystem without its force flag.
-const char *mkfsForce(const MountEntry &m)
+const char *mkfsForce(const MountTarget &t)
 {
-    return m.fstype == "xfs" ? " -f" : m.fstype.rfind("ext", 0) == 0 ? " -F" : "";
+    return t.fstype == "xfs" ? " -f" : t.fstype.rfind("ext", 0) == 0 ? " -F" : "";
+}
+
+// The mount option that asks for DAX at every mount: XFS names the mode;
+// ext4 and EROFS take the bare word on every kernel.
+const char *daxWord(const MountTarget &t)
+{
+    return t.fstype == "xfs" ? "dax=always" : "dax";
+}
+
+// The root's rootflags with DAX asked for (and `extra` options), the rest kept.
+std::string rootflagsWithDax(const MountTarget &t, const std::string &extra = "")
+{
+    std::string flags = daxWord(t);
+    if (!extra.empty())
+        flags += "," + extra;
+    for (std::string_view o : splitFields(t.rootflags, ','))
+        if (o != "dax" && o.rfind("dax=", 0) != 0 && (extra.empty() || o.rfind("data=", 0) != 0))
+            flags += "," + std::string(o);
+    return flags;
 }
 
 } // namespace
 
-std::string remakeFilesystem(const MountEntry &m, const std::string &extra)
+std::string bootWithDaxAnd(const MountTarget &t, const std::string &extra)
 {
+    return fmt::format("reboot with rootflags={} on the kernel command line (a VM booted with "
+                       "-kernel: its -append; GRUB: GRUB_CMDLINE_LINUX in /etc/default/grub, "
+                       "then update-grub; an initramfs that mounts the root itself takes its "
+                       "own options: supermin's, libguestfs's appliance, ignores rootflags= "
+                       "and mounts root=/dev/pmemN with dax)",
+                       shellQuote(rootflagsWithDax(t, extra)));
+}
+
+namespace
+{
+
+std::string bootWithDax(const MountTarget &t)
+{
+    return bootWithDaxAnd(t, "");
+}
+
+} // namespace
+
+std::string remountDax(const MountTarget &t)
+{
+    if (t.bootRoot)
+        return bootWithDax(t) + "   # / is mounted at boot: it cannot be unmounted, and a remount "
+                                "does not change dax";
+    return fmt::format("umount {0} && mount -o dax=always {1} {0}", shellQuote(t.mountPoint),
+                       shellQuote(t.device));
+}
+
+std::string remakeFilesystem(const MountTarget &t, const std::string &extra)
+{
+    if (t.bootRoot)
+        return fmt::format("make the root filesystem again from outside this system (the image "
+                           "builder's mkfs, or {}{} {} on its image), then {}   # / cannot be "
+                           "made again while it is mounted",
+                           shellQuote("mkfs." + t.fstype), mkfsForce(t), extra, bootWithDax(t));
     return fmt::format("umount {0}; {1}{2} {3} {4}; mount -o dax=always {4} {0}   "
                        "# destroys the data on {4}: back it up first",
-                       shellQuote(m.mountPoint), shellQuote("mkfs." + m.fstype), mkfsForce(m),
-                       extra, shellQuote(m.source));
+                       shellQuote(t.mountPoint), shellQuote("mkfs." + t.fstype), mkfsForce(t),
+                       extra, shellQuote(t.device));
 }
 
-std::string rebuildOnFsdax(const MountEntry &m, const NdNamespace &ns)
+bool rebuildReconfigures(const MountTarget &t)
 {
-    const char *force = mkfsForce(m);
+    return !t.bootRoot;
+}
+
+std::string rebuildOnFsdax(const MountTarget &t, const NdNamespace &ns)
+{
+    if (t.bootRoot)
+        return fmt::format("{} holds /, so it cannot be reconfigured from inside: on the host, "
+                           "give the image an fsdax info block (ndctl write-infoblock -o FILE "
+                           "-m fsdax -a 2M, the filesystem at its data offset), then {}",
+                           ns.dev, bootWithDax(t));
+    const char *force = mkfsForce(t);
     return fmt::format("umount {0}; {1}; {2}{5} {3}; mount -o dax=always {3} {0}   "
                        "# destroys the data on {4}: back it up first",
-                       shellQuote(m.mountPoint), createFsdax(ns.dev),
-                       shellQuote("mkfs." + m.fstype), shellQuote(m.source), ns.dev, force);
+                       shellQuote(t.mountPoint), createFsdax(ns.dev),
+                       shellQuote("mkfs." + t.fstype), shellQuote(t.device), ns.dev, force);
 }
 
-std::string rebuildErofsForDax(const MountEntry &m)
+std::string rebuildErofsForDax(const MountTarget &t)
 {
+    if (t.bootRoot)
+        return fmt::format("make the image again without inline tails (mkfs.erofs -E "
+                           "noinline_data IMAGE SOURCE_DIR, no -z), then {}",
+                           bootWithDax(t));
     return fmt::format("umount {0}; mkfs.erofs -E noinline_data {1} SOURCE_DIR; "
                        "mount -t erofs -o dax {1} {0}   # SOURCE_DIR: the tree the image was "
                        "made from; no -z: compressed files are never DAX",
-                       shellQuote(m.mountPoint), shellQuote(m.source));
+                       shellQuote(t.mountPoint), shellQuote(t.device));
 }
 
 std::string setDaxFlag(const std::string &dir)

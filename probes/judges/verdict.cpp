@@ -1,6 +1,9 @@
 #include "probes/judges/verdict.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "probes/judges/bounce_buffer.h"
 #include "probes/judges/dax_refusals.h"
@@ -32,6 +35,31 @@ std::string deviceReason(const NdNamespace &ns)
     return fmt::format("{} is a raw namespace: no struct page for its memory, so the "
                        "filesystem cannot map it directly",
                        ns.dev);
+}
+
+bool hasOption(const std::string &options, std::string_view option)
+{
+    for (std::string_view o : splitFields(options, ','))
+        if (o == option)
+            return true;
+    return false;
+}
+
+// "/ (pmem0p1), /srv (pmem0p2)": a few, once each; a container host
+// bind-mounts one filesystem many times.
+std::string mountList(const std::vector<NamespaceMount> &mounts)
+{
+    constexpr std::size_t kShown = 8;
+    std::vector<std::string> names;
+    for (const auto &m : mounts) {
+        std::string name = fmt::format("{} ({})", m.mountPoint, m.blockdev);
+        if (std::find(names.begin(), names.end(), name) != names.end())
+            continue;
+        if (names.size() == kShown)
+            return fmt::format("{}, ... ({} mounts)", fmt::join(names, ", "), mounts.size());
+        names.push_back(std::move(name));
+    }
+    return fmt::format("{}", fmt::join(names, ", "));
 }
 
 // A line of the mount in place now saying DAX was turned off. A refusal
@@ -88,7 +116,8 @@ void judgeSystemRam(const NdNamespace &ns, const DaxDevice &d, Verdict &v)
 
 } // namespace
 
-Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
+Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax,
+                       const std::vector<NamespaceMount> &mounts)
 {
     Verdict v;
     v.evidence.push_back(
@@ -99,10 +128,14 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
         judgeSystemRam(ns, *dax, v);
     } else if (ns.mode == "fsdax" || ns.mode == "devdax") {
         v.code = code::DaxCapable;
-        v.summary =
-            ns.mode == "fsdax"
-                ? fmt::format("{} can do DAX: mount /dev/{} with -o dax", ns.dev, ns.blockdev)
-                : fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
+        if (ns.mode == "devdax")
+            v.summary = fmt::format("{} is device-DAX: map /dev/{} directly", ns.dev, ns.chardev);
+        else if (mounts.empty())
+            v.summary =
+                fmt::format("{} can do DAX: mount /dev/{} with -o dax", ns.dev, ns.blockdev);
+        else
+            v.summary =
+                fmt::format("{} can do DAX (fsdax); mounted: {}", ns.dev, mountList(mounts));
         if (ns.align != 0 && ns.align < kPmdSize) {
             v.severity = Severity::Warning;
             v.warnings.push_back(
@@ -114,11 +147,19 @@ Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax)
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
         v.summary = deviceReason(ns);
-        if (reconfigurable(ns))
+        bool holdsRoot = std::any_of(mounts.begin(), mounts.end(),
+                                     [](const NamespaceMount &m) { return m.mountPoint == "/"; });
+        if (holdsRoot) {
+            v.warnings.push_back(fmt::format("{} holds the root filesystem: it cannot be "
+                                             "reconfigured from inside (see the mount's remedy)",
+                                             ns.dev));
+        } else if (reconfigurable(ns)) {
             v.remedy =
                 createFsdax(ns.dev) + "   # reconfigures the namespace: back up its data first";
-        else
+            v.remedyReconfigures = true;
+        } else {
             v.warnings.push_back(tooSmallToReconfigure(ns));
+        }
     }
     return v;
 }
@@ -127,12 +168,14 @@ namespace
 {
 
 // The filesystem rebuilt on an fsdax namespace, or why ndctl would refuse it.
-void offerRebuild(const MountEntry &m, const NdNamespace &ns, Verdict &v)
+void offerRebuild(const MountTarget &t, const NdNamespace &ns, Verdict &v)
 {
-    if (reconfigurable(ns))
-        v.remedy = rebuildOnFsdax(m, ns);
-    else
+    if (reconfigurable(ns)) {
+        v.remedy = rebuildOnFsdax(t, ns);
+        v.remedyReconfigures = rebuildReconfigures(t);
+    } else {
         v.warnings.push_back(tooSmallToReconfigure(ns));
+    }
 }
 
 // What was read about the mount, as the verdict's evidence.
@@ -144,10 +187,13 @@ std::vector<Evidence> mountEvidence(const MountReport &mr, const std::string *of
     const char *optName = daxOptionName(mr.daxOption);
     ev.push_back({"mountinfo", optName ? fmt::format("dax={}", optName) : "no dax option"});
     if (blockdev && blockdev->queueDax)
-        ev.push_back({"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->name,
+        ev.push_back({"queue/dax", fmt::format("/sys/block/{}/queue/dax = {}", blockdev->disk(),
                                                *blockdev->queueDax ? 1 : 0)});
     if (mr.ns)
-        ev.push_back({"ndctl", fmt::format("{} on {} (mode {})", blockdev ? blockdev->name : "?",
+        ev.push_back({"ndctl", fmt::format("{}{} on {} (mode {})", blockdev ? blockdev->name : "?",
+                                           blockdev && blockdev->partition()
+                                               ? " (a partition of " + blockdev->disk() + ")"
+                                               : "",
                                            mr.ns->dev, mr.ns->mode)});
     if (const MountLiveFacts *live = mr.live) {
         if (live->statx.observed())
@@ -174,6 +220,29 @@ std::vector<Evidence> mountEvidence(const MountReport &mr, const std::string *of
     return ev;
 }
 
+// The filesystem starts off a 2 MiB boundary of physical memory.
+std::string pmdOffsetWarning(const MountReport &mr)
+{
+    const BlockDevFacts &b = *mr.blockdev;
+    std::string where =
+        b.partition()
+            ? fmt::format("its partition {} starts {} KiB into {}, whose data starts at physical "
+                          "address {:#x}",
+                          b.name, b.partitionStart.value_or(0) / 1024, b.disk(), *mr.ns->dataStart)
+            : fmt::format("{}'s data starts at physical address {:#x}", b.disk(),
+                          *mr.ns->dataStart);
+    return fmt::format(
+        "{} starts {} KiB off a 2 MiB boundary of physical memory ({}): its 2 MiB-aligned "
+        "extents are not 2 MiB-aligned in memory, so every 2 MiB (PMD) fault falls back to 4 KiB "
+        "pages ('daxprobe profile --path FILE' shows the fallbacks). The fix is the layout, made "
+        "where the image is built: {}",
+        mr.target.mountPoint, *mr.pmdOffset / 1024, where,
+        b.partition() ? fmt::format("a partition start {} KiB later (or earlier), so that the "
+                                    "partition begins on a 2 MiB boundary of memory",
+                                    (kPmdSize - *mr.pmdOffset) / 1024)
+                      : "a namespace aligned to 2 MiB (ndctl create-namespace --align 2M)");
+}
+
 // Files are DAX (statxDax), or dax=always on a DAX-capable device says so.
 Verdict judgeDaxActive(const MountReport &mr, bool statxDax, Verdict v)
 {
@@ -198,6 +267,8 @@ Verdict judgeDaxActive(const MountReport &mr, bool statxDax, Verdict v)
         v.warnings.push_back(fmt::format("{} align is {} KiB: 2 MiB (PMD) mappings are not "
                                          "guaranteed ('daxprobe profile --path FILE' shows them)",
                                          mr.ns->dev, mr.ns->align / 1024));
+    if (mr.pmdOffset && *mr.pmdOffset != 0)
+        v.warnings.push_back(pmdOffsetWarning(mr));
     return v;
 }
 
@@ -232,12 +303,12 @@ Verdict judgeSilentlyOff(const MountReport &mr, bool deviceDax, Verdict v)
     else
         v.summary = fmt::format("{} was mounted with dax but its files are not DAX", m.mountPoint);
     if (cannotDax(mr.ns))
-        offerRebuild(m, *mr.ns, v);
+        offerRebuild(mr.target, *mr.ns, v);
     else if (m.fstype == "virtiofs") {
         v.warnings.push_back(virtiofsNoWindow());
         v.remedy = "mount without dax, or " + virtiofsWithoutWindow();
     } else
-        v.remedy = remountDax(m);
+        v.remedy = remountDax(mr.target);
     return v;
 }
 
@@ -252,14 +323,14 @@ Verdict judgeNotRequested(const MountReport &mr, Verdict v)
             fmt::format("{} is dax=inode: only files with the DAX flag (xfs_io -c 'chattr +x') "
                         "use DAX, and the file examined has none",
                         m.mountPoint);
-        v.remedy = remountDax(m);
+        v.remedy = remountDax(mr.target);
         return v;
     }
     if (cannotDax(mr.ns)) {
         v.code = code::DeviceCannotDax;
         v.severity = Severity::Problem;
         v.summary = fmt::format("{} is on {}", m.mountPoint, deviceReason(*mr.ns));
-        offerRebuild(m, *mr.ns, v);
+        offerRebuild(mr.target, *mr.ns, v);
         return v;
     }
     v.code = code::DaxNotRequested;
@@ -267,7 +338,7 @@ Verdict judgeNotRequested(const MountReport &mr, Verdict v)
     v.summary = fmt::format("{} is on persistent memory but mounted without dax: every read goes "
                             "through the page cache",
                             m.mountPoint);
-    v.remedy = remountDax(m);
+    v.remedy = remountDax(mr.target);
     return v;
 }
 
@@ -338,7 +409,7 @@ Verdict judgeMount(const MountReport &mr)
         r = refusalOf(mr.kmsg, mr.kmsgHistory, &line);
     if (r) {
         v.summary += fmt::format("; the kernel refuses DAX on this filesystem: {}", r->cause);
-        v.remedy = r->remedy(*mr.mount);
+        v.remedy = r->remedy(mr.target);
         bool shown = false;
         for (const auto &e : v.evidence)
             shown |= e.result.find(line) != std::string::npos;
@@ -367,7 +438,10 @@ MountReport describeMount(const Facts &facts, const Report &report, const MountE
     mr.mount = &m;
     mr.daxOption = daxOption(m);
     mr.blockdev = facts.blockdevByNumber(m.major, m.minor);
-    mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->name) : nullptr;
+    mr.ns = mr.blockdev ? facts.topology.namespaceByBlockdev(mr.blockdev->disk()) : nullptr;
+    mr.target = mountTarget(m, mr.blockdev, facts.kernelCmdline);
+    if (mr.ns && mr.ns->dataStart && mr.blockdev->partitionStart)
+        mr.pmdOffset = (*mr.ns->dataStart + *mr.blockdev->partitionStart) % kPmdSize;
     mr.virtioPmem = mr.ns && onVirtioPmem(report, *mr.ns);
     if (auto it = facts.mountLive.find(m.mountPoint); it != facts.mountLive.end())
         mr.live = &it->second;
@@ -383,18 +457,17 @@ MountReport describeMount(const Facts &facts, const Report &report, const MountE
     return mr;
 }
 
-// A filesystem on the namespace's disk or one of its partitions.
-bool isMounted(const Facts &facts, const NdNamespace &ns)
+// The filesystems on the namespace's disk or its partitions.
+std::vector<NamespaceMount> mountsOf(const Facts &facts, const NdNamespace &ns)
 {
+    std::vector<NamespaceMount> out;
     if (ns.blockdev.empty())
-        return false;
-    for (const auto &m : facts.mounts) {
-        const BlockDevFacts *b = facts.blockdevByNumber(m.major, m.minor);
-        if (b && b->name.rfind(ns.blockdev, 0) == 0 &&
-            (b->name == ns.blockdev || b->name[ns.blockdev.size()] == 'p'))
-            return true;
-    }
-    return false;
+        return out;
+    for (const auto &m : facts.mounts)
+        if (const BlockDevFacts *b = facts.blockdevByNumber(m.major, m.minor);
+            b && b->disk() == ns.blockdev)
+            out.push_back({m.mountPoint, b->name});
+    return out;
 }
 
 // What was read, shown as found.
@@ -503,10 +576,13 @@ void judgeDimmsUnder(const Facts &facts, Report &report)
 {
     std::vector<DaxMount> daxMounts, mounts;
     for (const auto &m : report.mounts) {
-        if (m.ns)
-            mounts.push_back({m.ns->region, m.mount->mountPoint});
-        if (protocol::daxInEffect(m.verdict.code) && m.ns)
-            daxMounts.push_back({m.ns->region, m.mount->mountPoint});
+        if (!m.ns)
+            continue;
+        bool writable =
+            !hasOption(m.mount->mountOptions, "ro") && !hasOption(m.mount->superOptions, "ro");
+        mounts.push_back({m.ns->region, m.mount->mountPoint, writable});
+        if (protocol::daxInEffect(m.verdict.code))
+            daxMounts.push_back({m.ns->region, m.mount->mountPoint, writable});
     }
     report.dimms = judgeDimms(facts.topology, daxMounts, mounts, facts.shutdownsSeen);
     for (auto &n : report.namespaces)
@@ -553,10 +629,10 @@ Report evaluate(const Facts &facts)
     report.cxl = judgeCxl(facts);
     for (const auto &ns : facts.topology.namespaces) {
         const DaxDevice *dax = facts.topology.daxDeviceByChardev(ns.chardev);
-        Verdict v = judgeNamespace(ns, dax);
+        std::vector<NamespaceMount> mounts = mountsOf(facts, ns);
+        Verdict v = judgeNamespace(ns, dax, mounts);
         judgeMediaErrors(
-            ns, {isMounted(facts, ns), facts.topology.busOf(ns), dax && dax->mode == "system-ram"},
-            v);
+            ns, {!mounts.empty(), facts.topology.busOf(ns), dax && dax->mode == "system-ram"}, v);
         report.namespaces.push_back({&ns, std::move(v)});
     }
     for (const auto &m : facts.mounts) {

@@ -8,6 +8,7 @@
 #include "probes/judges/cxl_verdict.h"
 #include "probes/judges/dimm_verdict.h"
 #include "probes/judges/mount_history.h"
+#include "probes/judges/remedies.h"
 #include "probes/judges/struct_pages.h"
 #include "probes/judges/verdict_types.h"
 #include "probes/readers/facts.h"
@@ -34,11 +35,16 @@ struct MountReport {
     DaxOption daxOption = DaxOption::None;   // from the mount's options
     const BlockDevFacts *blockdev = nullptr; // may be null (not a block device)
     const NdNamespace *ns = nullptr;         // may be null (not on a namespace)
-    bool virtioPmem = false;                 // the namespace is on a virtio-pmem region
-    const MountLiveFacts *live = nullptr;    // may be null (replay without it)
-    std::vector<std::string> kmsg;           // kernel lines of the mount in place now
-    std::vector<HistoryLine> kmsgHistory;    // DAX lines of earlier mount attempts
-    std::vector<const FileFacts *> files;    // --path files on this mount
+    MountTarget target;                      // where its remedies act (the root: the boot)
+    // The physical address of the filesystem's first byte modulo 2 MiB: not
+    // 0, its 2 MiB-aligned extents are not 2 MiB-aligned in memory and no
+    // fault maps a PMD. nullopt when not known (no namespace, not root).
+    std::optional<std::uint64_t> pmdOffset;
+    bool virtioPmem = false;              // the namespace is on a virtio-pmem region
+    const MountLiveFacts *live = nullptr; // may be null (replay without it)
+    std::vector<std::string> kmsg;        // kernel lines of the mount in place now
+    std::vector<HistoryLine> kmsgHistory; // DAX lines of earlier mount attempts
+    std::vector<const FileFacts *> files; // --path files on this mount
     Verdict verdict;
     std::optional<BadblockReport> badblocks; // when its device has bad blocks in this fs
 };
@@ -72,8 +78,16 @@ struct Report {
 // `facts`, which must outlive it.
 Report evaluate(const Facts &facts);
 
-// `dax`: the namespace's device-DAX device, if it has one.
-Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax = nullptr);
+// A filesystem on a namespace's disk or one of its partitions.
+struct NamespaceMount {
+    std::string mountPoint;
+    std::string blockdev; // pmem0p1
+};
+
+// `dax`: the namespace's device-DAX device, if it has one; `mounts`: the
+// filesystems on its disk and partitions.
+Verdict judgeNamespace(const NdNamespace &ns, const DaxDevice *dax = nullptr,
+                       const std::vector<NamespaceMount> &mounts = {});
 // Everything but mr.verdict filled in.
 Verdict judgeMount(const MountReport &mr);
 

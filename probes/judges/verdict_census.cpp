@@ -109,7 +109,7 @@ Verdict judgeFilesNotDax(const MountReport &mr, Verdict v)
     // Compressed files are never DAX: a choice made with -z, which
     // noinline_data does not undo; the warning says so, no remedy.
     if (isErofs(m) && c.inlineTail)
-        v.remedy = rebuildErofsForDax(m);
+        v.remedy = rebuildErofsForDax(mr.target);
     return v;
 }
 

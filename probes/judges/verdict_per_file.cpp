@@ -78,7 +78,7 @@ Verdict judgePerFile(const MountReport &mr, Verdict v)
     std::string dir = plain.empty() ? m.mountPoint : parentDir(plain.front(), m.mountPoint);
     std::string bothRemedies = fmt::format(
         "{}   # every file DAX; or per directory: {}   # files created there from then on are DAX",
-        remountDax(m), setDaxFlag(dir));
+        remountDax(mr.target), setDaxFlag(dir));
 
     if (!dax.empty() || probeDax) {
         v.code = code::DaxPerFile;

@@ -26,6 +26,9 @@ struct Verdict {
     std::string summary;
     std::vector<Evidence> evidence;
     std::string remedy; // the command that fixes it; empty when nothing to fix
+    // The remedy reconfigures a namespace from inside this system, which a
+    // read-only region refuses (dimm_verdict.h: withholdReconfiguration).
+    bool remedyReconfigures = false;
     std::vector<std::string> warnings;
 };
 

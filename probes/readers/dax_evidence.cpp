@@ -106,7 +106,8 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
         return ev;
     }
     if (statxOut)
-        *statxOut = statxAt(fd.get(), "", AT_EMPTY_PATH, dir + "/(O_TMPFILE)");
+        *statxOut = statxAt(fd.get(), "", AT_EMPTY_PATH,
+                            (dir.ends_with('/') ? dir : dir + "/") + "(O_TMPFILE)");
 
     void *addr = ::mmap(nullptr, kTestFileSize, PROT_READ | PROT_WRITE,
                         MAP_SHARED_VALIDATE | MAP_SYNC, fd.get(), 0);

@@ -7,6 +7,7 @@
 
 #include "base/page_residency.h"
 #include "probes/readers/badblocks.h"
+#include "probes/readers/blockdev.h"
 #include "probes/readers/cedt.h"
 #include "probes/readers/census.h"
 #include "probes/readers/cxl_bus.h"
@@ -26,13 +27,6 @@ namespace daxprobe
 // by parsers; the rest ("live facts": libndctl, statx, MAP_SYNC, residency,
 // perf) can only be observed on a running system and is saved in a capture's
 // live.json so a capture replays to the same report.
-struct BlockDevFacts {
-    std::string name;
-    unsigned major = 0;
-    unsigned minor = 0;
-    std::optional<bool> queueDax;
-};
-
 struct MountLiveFacts {
     StatxEvidence statx;
     MapSyncEvidence mapSync;
@@ -47,13 +41,15 @@ struct FileFacts {
 
 struct Facts {
     std::string kernelRelease;
+    std::string kernelCmdline; // /proc/cmdline: how the boot mounted the root (rootflags=)
     NfitInfo nfit;
     CedtInfo cedt; // CXL: the firmware's windows and host bridges
     CxlBus cxl;    // CXL: /sys/bus/cxl, read through the Root
     Topology topology;
     std::vector<MountEntry> mounts;
     std::string mountsError;
-    std::vector<BlockDevFacts> blockdevs;            // pmem block devices and every mount's device
+    // Every mount's block device (by its major:minor) and every namespace's disk.
+    std::vector<BlockDevFacts> blockdevs;
     std::map<std::string, MountLiveFacts> mountLive; // by mount point
     KmsgFacts kmsg;
     Meminfo meminfo;

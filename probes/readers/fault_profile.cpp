@@ -16,6 +16,7 @@
 #include "base/result.h"
 #include "base/unique_fd.h"
 #include "base/unique_mapping.h"
+#include "probes/readers/blockdev.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fiemap.h"
 #include "probes/readers/sysfs_topology.h"
@@ -45,14 +46,17 @@ std::string filesystemOf(int fd)
     return {};
 }
 
-PmdLayout layoutOf(int fd, std::uint64_t size)
+// memoryOffset: where the filesystem's byte 0 lies in physical memory,
+// modulo 2 MiB (a partition off the grid moves every extent off it).
+PmdLayout layoutOf(int fd, std::uint64_t size, std::uint64_t memoryOffset)
 {
     std::vector<FileExtent> extents;
     constexpr std::uint32_t unplaced = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC |
                                        FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE |
                                        FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_NOT_ALIGNED;
     forEachExtent(fd, [&](const fiemap_extent &e) {
-        extents.push_back({e.fe_logical, e.fe_physical, e.fe_length, !(e.fe_flags & unplaced)});
+        extents.push_back(
+            {e.fe_logical, e.fe_physical + memoryOffset, e.fe_length, !(e.fe_flags & unplaced)});
         return true;
     });
     if (extents.empty())
@@ -60,16 +64,18 @@ PmdLayout layoutOf(int fd, std::uint64_t size)
     return pmdLayoutOf(std::move(extents), size);
 }
 
-// The nd namespace behind the file's block device (sysfs: dev_t -> disk name).
-DeviceFacts deviceOf(const Root &root, dev_t dev)
+// The nd namespace behind the file's block device, by its number (a
+// partition's is its disk's), and where the filesystem starts in memory.
+DeviceFacts deviceOf(const Root &root, dev_t dev, std::uint64_t &memoryOffset)
 {
     DeviceFacts out;
-    auto link = root.readLink(fmt::format("sys/dev/block/{}:{}", major(dev), minor(dev)));
-    if (!link)
+    memoryOffset = 0;
+    auto b = readBlockDevByNumber(root, major(dev), minor(dev));
+    if (!b)
         return out;
-    out.blockdev = link->substr(link->rfind('/') + 1);
+    out.blockdev = b->name;
     Topology topo = readTopologyFromSysfs(root);
-    const NdNamespace *ns = topo.namespaceByBlockdev(out.blockdev);
+    const NdNamespace *ns = topo.namespaceByBlockdev(b->disk());
     if (ns == nullptr)
         return out;
     out.ns = ns->dev;
@@ -77,6 +83,8 @@ DeviceFacts deviceOf(const Root &root, dev_t dev)
     out.align = ns->align;
     if (const NdBus *bus = topo.busOf(*ns))
         out.provider = bus->provider;
+    if (ns->dataStart && b->partitionStart)
+        memoryOffset = (*ns->dataStart + *b->partitionStart) % kPmdSize;
     return out;
 }
 
@@ -103,8 +111,9 @@ Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool
     p.dax = sx.observed() && sx.dax;
     p.before = measureResidency(path, p.dax);
     if (p.dax) {
-        p.layout = layoutOf(fd.get(), p.sizeBytes);
-        p.device = deviceOf(root, st.st_dev);
+        std::uint64_t memoryOffset = 0;
+        p.device = deviceOf(root, st.st_dev, memoryOffset);
+        p.layout = layoutOf(fd.get(), p.sizeBytes, memoryOffset);
     }
 
     FaultCounters counters = FaultCounters::open(root, PerfTarget{});

@@ -24,24 +24,44 @@ bool isPmemName(const std::string &name)
     return name.rfind("pmem", 0) == 0;
 }
 
+// A container host can have thousands of mounts; they share a few devices.
+constexpr std::size_t kMaxBlockdevs = 4096;
+
+void addBlockdev(Facts &facts, BlockDevFacts b)
+{
+    if (facts.blockdevs.size() < kMaxBlockdevs && !facts.blockdevByNumber(b.major, b.minor))
+        facts.blockdevs.push_back(std::move(b));
+}
+
+// Each mount's device by the number mountinfo gives it: the kernel's own root
+// is "/dev/root", a node that does not exist, and a source can be UUID=...,
+// a /dev/mapper link or any text a bind mount carries. Then every
+// namespace's disk, mounted or not.
 void readBlockdevs(const Root &root, Facts &facts)
 {
+    std::set<std::pair<unsigned, unsigned>> numbers;
+    for (const auto &m : facts.mounts)
+        if (m.major != 0) // 0: no block device (tmpfs, proc, overlay, NFS)
+            numbers.insert({m.major, m.minor});
+    for (const auto &[major, minor] : numbers) {
+        if (facts.blockdevs.size() >= kMaxBlockdevs)
+            break;
+        if (auto b = readBlockDevByNumber(root, major, minor))
+            addBlockdev(facts, std::move(*b));
+    }
     std::set<std::string> names;
     for (const auto &ns : facts.topology.namespaces)
         if (!ns.blockdev.empty())
             names.insert(ns.blockdev);
-    for (const auto &m : facts.mounts) {
-        std::string dev = deviceName(m.source);
-        if (!dev.empty() && dev.find('/') == std::string::npos)
-            names.insert(dev);
-    }
-    for (const auto &name : names) {
-        auto number = readBlockDevNumber(root, name);
-        if (!number)
-            continue;
-        BlockDevFacts b{name, number->first, number->second, readQueueDax(root, name)};
-        facts.blockdevs.push_back(std::move(b));
-    }
+    // Captures made before /sys/dev/block was read know a mount's device by
+    // its /dev/NAME source only.
+    for (const auto &m : facts.mounts)
+        if (!facts.blockdevByNumber(m.major, m.minor))
+            if (std::string dev = deviceName(m.source); !dev.empty())
+                names.insert(dev);
+    for (const auto &name : names)
+        if (auto b = readDisk(root, name))
+            addBlockdev(facts, std::move(*b));
 }
 
 // The CEDT (root only, like every ACPI table) and /sys/bus/cxl.
@@ -63,7 +83,7 @@ bool isDaxCandidate(const Facts &facts, const MountEntry &mount)
     if (daxOption(mount) != DaxOption::None || mount.fstype == "virtiofs")
         return true;
     if (const BlockDevFacts *b = facts.blockdevByNumber(mount.major, mount.minor))
-        return isPmemName(b->name) || facts.topology.namespaceByBlockdev(b->name);
+        return isPmemName(b->disk()) || facts.topology.namespaceByBlockdev(b->disk());
     return isPmemName(deviceName(mount.source));
 }
 
@@ -71,6 +91,8 @@ void readRootFacts(const Root &root, Facts &facts, KmsgReader *kmsg, FaultProbeC
 {
     if (auto r = root.readAttr("proc/sys/kernel/osrelease"))
         facts.kernelRelease = *r;
+    if (auto c = root.readFile("proc/cmdline", 64 << 10))
+        facts.kernelCmdline = std::string(trim(*c));
 
     if (auto bytes = root.readFile("sys/firmware/acpi/tables/NFIT", 1 << 20)) {
         facts.nfit = parseNfit(*bytes);

@@ -58,6 +58,12 @@ std::uint64_t number(const Root &root, const std::string &path)
     return v ? *v : 0;
 }
 
+std::optional<std::uint64_t> optionalNumber(const Root &root, const std::string &path)
+{
+    auto v = root.readUnsigned(path);
+    return v ? std::optional<std::uint64_t>(*v) : std::nullopt;
+}
+
 // A size-select attribute lists the sizes it takes and brackets the one in
 // use ("512 520 528 [4096] 4104 ..."): that one.
 std::uint64_t selected(const Root &root, const std::string &path)
@@ -194,6 +200,7 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
             ns.size = *raw;
             ns.rawSize = *raw;
         }
+        ns.dataStart = optionalNumber(root, path + "/resource");
     } else {
         const std::string p = regionPath + "/" + claim->name;
         if (claim->kind == "dax") {
@@ -222,6 +229,7 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
             ns.mode = claim->kind == "pfn" ? "fsdax" : "devdax";
             ns.map = mapName(attr(root, p + "/mode"));
             ns.align = number(root, p + "/align");
+            ns.dataStart = optionalNumber(root, p + "/resource");
         }
         // ndctl's "uuid" is the claim's; the namespace's own is its raw_uuid.
         if (auto u = uuidOrEmpty(attr(root, p + "/uuid")); !u.empty())

@@ -55,6 +55,10 @@ struct NdNamespace {
     std::string uuid;             // the claim's (pfn, dax, btt), else its own: ndctl's
     std::string blockdev;         // pmem0 (fsdax, sector, raw)
     std::string chardev;          // dax0.0 (devdax)
+    // The physical address of byte 0 of /dev/pmemX or /dev/daxX.Y: the
+    // claim's resource (after its info block) or the namespace's own. Only
+    // root may read it; nullopt then, and for a BTT (no direct mapping).
+    std::optional<std::uint64_t> dataStart;
     std::uint64_t badblockCount = 0;
     // Its media errors in sectors from the start of its data (sector 0 of
     // /dev/pmemX, byte 0 of /dev/daxX.Y): ndctl list --media-errors' units.

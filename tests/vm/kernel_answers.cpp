@@ -10,7 +10,12 @@
  * fills a region's list from a worker after a machine check was logged
  * (drivers/acpi/nfit/mce.c) and then notifies the attribute: woken by that
  * notification (poll POLLPRI), never by a timer. Exit 1 when SECONDS pass
- * without it, 2 when FILE cannot be read. */
+ * without it, 2 when FILE cannot be read.
+ *
+ * kernel-answers --statx FILE...: each FILE's STATX_ATTR_DAX as the kernel
+ * gives it, "statx_dax=0|1 FILE" (or "statx_dax=error MESSAGE FILE"): the
+ * libguestfs appliance's check (tests/vm/guestfs_test.py), whose userland has
+ * no tool that shows the attribute. */
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +24,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -95,8 +101,32 @@ static int waitList(const char *path, int seconds)
     }
 }
 
+/* Older headers had 0x2000 for it: the kernel's value since 5.8. */
+constexpr unsigned long long kStatxAttrDax = 0x00200000ULL;
+
+static int statxDax(int n, char **files)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        struct statx st;
+        memset(&st, 0, sizeof(st));
+        if (statx(AT_FDCWD, files[i], AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &st) != 0) {
+            printf("statx_dax=error %s %s\n", strerror(errno), files[i]);
+            rc = 1;
+        } else if (!(st.stx_attributes_mask & kStatxAttrDax)) {
+            printf("statx_dax=error not in the attributes mask %s\n", files[i]);
+            rc = 1;
+        } else {
+            printf("statx_dax=%d %s\n", (st.stx_attributes & kStatxAttrDax) ? 1 : 0, files[i]);
+        }
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && strcmp(argv[1], "--statx") == 0)
+        return statxDax(argc - 2, argv + 2);
     if (argc == 4 && strcmp(argv[1], "--wait-list") == 0)
         return waitList(argv[2], atoi(argv[3]));
     perfAnswer("perf", true);

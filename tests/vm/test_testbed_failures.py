@@ -4,8 +4,9 @@ it skips (77) only for a fault of the machine, with "machine fault:" (the
 only skip .ci/run accepts). Issue 30: six Debian tests skipped on a broken
 fsdax template and line 2 looked green.
 
-The real test programs (run_scenario.py, debian_guest_test.py) run on the
-records the build leaves when a step fails (kernel.json, image.json); no
+The real test programs (run_scenario.py, debian_guest_test.py,
+guestfs_test.py) run on the records the build leaves when a step fails
+(kernel.json, image.json, guestfs.json); no
 VM is booted, since none could be."""
 
 import json
@@ -72,5 +73,19 @@ with tempfile.TemporaryDirectory(prefix="dxbed-") as tmp:
                    "unavailable: apt-get download", "a guest kernel that could not be had")
     kernel(tmp, {"available": True, "vmlinux": "/nonexistent"}, b"",
            1, "FAIL: test bed: guest-initramfs-6.12 failed: ", "an empty initramfs")
+    # libguestfs's appliance (guestfs_appliance.py's record): a failed step, none built.
+    gfs = os.path.join(tmp, "guestfs-vm")
+    os.makedirs(gfs)
+    rc, out = run(os.path.join(HERE, "guestfs_test.py"), "--vm-dir", gfs)
+    check(rc == 1 and "FAIL: test bed: guestfs-appliance failed: no " in out,
+          f"a libguestfs appliance that was never built: exit {rc}, {out.strip()[-200:]!r}")
+    with open(os.path.join(gfs, "guestfs.json"), "w") as f:
+        json.dump({"available": False, "step": "supermin --build",
+                   "reason": "supermin ... exited 1: lstat: No such file or directory: "
+                             "/lib/modules"}, f)
+    rc, out = run(os.path.join(HERE, "guestfs_test.py"), "--vm-dir", gfs)
+    check(rc == 1 and "FAIL: test bed: guestfs-appliance: supermin --build "
+          "(harness/guestfs_appliance.py) failed: supermin" in out,
+          f"a libguestfs appliance whose supermin step failed: exit {rc}, {out.strip()[-200:]!r}")
 print(f"{len(FAILS)} failed")
 sys.exit(1 if FAILS else 0)

@@ -17,6 +17,7 @@ inline Verdict judgeMount(const MountEntry &m, const BlockDevFacts *blockdev, co
     mr.ns = ns;
     mr.live = live;
     mr.kmsg = kmsg;
+    mr.target = mountTarget(m, blockdev, "");
     return daxprobe::judgeMount(mr);
 }
 

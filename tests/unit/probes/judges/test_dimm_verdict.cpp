@@ -60,6 +60,7 @@ TEST_CASE("dimms: no reconfiguration on a region a DIMM made read-only", "[dimm]
     onReadOnly.region = "region2";
     Verdict v;
     v.remedy = "ndctl create-namespace -f -e namespace2.0 -m fsdax";
+    v.remedyReconfigures = true;
     withholdReconfiguration(t, &onReadOnly, v);
     CHECK(v.remedy.empty());
     REQUIRE(v.warnings.size() == 1);
@@ -69,8 +70,16 @@ TEST_CASE("dimms: no reconfiguration on a region a DIMM made read-only", "[dimm]
     writable.region = "region0";
     Verdict w;
     w.remedy = "ndctl create-namespace -f -e namespace0.1 -m fsdax";
+    w.remedyReconfigures = true;
     withholdReconfiguration(t, &writable, w);
     CHECK(w.remedy == "ndctl create-namespace -f -e namespace0.1 -m fsdax");
+
+    // A remedy that reconfigures nothing (the boot's rootflags) stays.
+    Verdict boot;
+    boot.remedy = "reboot with rootflags=dax on the kernel command line";
+    withholdReconfiguration(t, &onReadOnly, boot);
+    CHECK(boot.remedy == "reboot with rootflags=dax on the kernel command line");
+    CHECK(boot.warnings.empty());
 }
 
 namespace
