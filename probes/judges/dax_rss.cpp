@@ -18,6 +18,11 @@ std::optional<DaxRssNote> judgeDaxRss(const FaultCounts &c, std::uint64_t peakRs
     DaxRssNote n;
     n.daxFaults = pmd - fellBack + pte;
     n.mappedBytesUpTo = (pmd - fellBack) * kPmd + pte * kPte;
+    // Said only when the numbers show it: a peak RSS of half of what DAX
+    // mapped or more may count the pages (a kernel that does, or a command
+    // that faulted each page twice), so nothing is claimed then.
+    if (peakRssKb * 1024 >= n.mappedBytesUpTo / 2)
+        return std::nullopt;
     n.text = fmt::format(
         "peak RSS ({} kB) leaves out what the command mapped through DAX ({} DAX fault(s): up to "
         "{:.1f} MiB): those pages are the namespace's, not RAM, and the kernel does not count "

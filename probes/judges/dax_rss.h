@@ -15,9 +15,10 @@ namespace daxprobe
 // faults, had a peak RSS of 1388 kB: tests/fixtures/fsdax-ext4/_vm/
 // profile-cmd.json; smaps Rss of a PMD-mapped 64 MiB DAX mapping: 128 kB).
 // Said only when the fs_dax tracepoints counted DAX faults that mapped
-// something: a 2 MiB fault that did not fall back maps 2 MiB, a 4 KiB one
-// 4 KiB, so their sum bounds what was mapped (a page faulted twice, read
-// then written, counts twice: "up to").
+// something (a 2 MiB fault that did not fall back maps 2 MiB, a 4 KiB one
+// 4 KiB, so their sum bounds what was mapped: a page faulted twice, read
+// then written, counts twice, "up to") and peak RSS is below half of that:
+// the kernel's own numbers show the pages left out, on whatever kernel.
 struct DaxRssNote {
     std::uint64_t daxFaults = 0;       // PMD faults that mapped + PTE faults
     std::uint64_t mappedBytesUpTo = 0; // their pages' bytes

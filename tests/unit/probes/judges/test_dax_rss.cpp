@@ -43,4 +43,10 @@ TEST_CASE("dax rss: nothing to say without a DAX fault", "[profile][dax_rss]")
     fellBack.pmdFallbacks = 5; // more fallbacks than faults: never negative
     fellBack.pteFaults = 0;
     CHECK_FALSE(judgeDaxRss(fellBack, 2496));
+    // A peak RSS that could hold what DAX mapped: nothing is claimed (a
+    // kernel that counts DAX pages in RSS).
+    FaultCounts counted;
+    counted.pteFaults = 16384; // up to 64 MiB
+    CHECK_FALSE(judgeDaxRss(counted, 40000));
+    CHECK(judgeDaxRss(counted, 30000)); // below 32 MiB
 }
