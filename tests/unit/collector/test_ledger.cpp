@@ -252,6 +252,14 @@ TEST_CASE("a pmem backing file's page cache read around what QEMU maps", "[colle
     std::string table = ledgerTable(l);
     CHECK_THAT(table, Catch::Contains("pmem backing: QEMU maps 2.5 MiB of it"));
     CHECK_THAT(table, Catch::Contains("read-around: 160.0 MiB"));
+    MetricsRegistry reg;
+    reg.update("vm0", [&](VmMetrics &m) { m.qemu = q; });
+    std::string page = reg.render();
+    // /metrics builds its ledger from the facts themselves: the same figures.
+    CHECK_THAT(page, Catch::Contains("daxprobe_host_backing_file_mapped_bytes{path=\"/mnt/costs-ra/"
+                                     "pmem.img\"} 2621440\n"));
+    CHECK_THAT(page, Catch::Contains("daxprobe_host_backing_file_read_around_bytes{path=\"/mnt/"
+                                     "costs-ra/pmem.img\"} 165150720\n"));
     auto j = nlohmann::json::parse(ledgerJson(l));
     CHECK(j["host"]["backing_files"][0]["mapped_bytes"] == 2560 * 1024);
     CHECK(j["host"]["backing_files"][0]["read_around"]["extra_bytes"] == 167772160 - 2560 * 1024);
