@@ -17,6 +17,7 @@ import time
 
 import scenarios  # first: it imports package_checks
 import package_checks
+import kata_checks
 from harness.guest import Guest, GuestError, Skip, TestBedError
 from harness.images import KERNEL_SUFFIX, guest_inputs
 
@@ -178,13 +179,23 @@ def main():
         # Each run keeps its console and results under BUILDDIR/tests/vm/runs/.
         run_name = args.scenario + KERNEL_SUFFIX[args.kernel]
         last = os.path.join(args.vm_dir, "runs", run_name)
+        kata = {}
+        if scenario.kata:
+            # Kata's image: checked as the cache checks it, then attached
+            # read-only as Kata's drivers attach it.
+            image, size = kata_checks.image_for_boot(args.vm_dir)
+            attach = scenario.kata[0]
+            kata = {"shared_image": image, "nvdimm_size": str(size), "share": False,
+                    "nvdimm": attach == "nvdimm", "virtio_pmem": attach == "virtio-pmem"}
         for attempt in (1, 2):
-            guest = Guest(info["vmlinux"], initrd, args.scenario, nvdimm=scenario.nvdimm,
+            opts = {"nvdimm": scenario.nvdimm, "virtio_pmem": scenario.virtio_pmem}
+            opts.update(kata)
+            guest = Guest(info["vmlinux"], initrd, scenario.snippet,
                           label_size=scenario.label_size, memory=scenario.memory,
                           capture=args.capture,
-                          human=args.human, keep=args.keep, virtio_pmem=scenario.virtio_pmem,
+                          human=args.human, keep=args.keep,
                           extra_cmdline=scenario.boot_cmdline(),
-                          virtiofs_files=scenario.virtiofs_files, cxl=scenario.cxl)
+                          virtiofs_files=scenario.virtiofs_files, cxl=scenario.cxl, **opts)
             try:
                 files = boot_and_collect(args, scenario, guest, info, last)
                 break

@@ -18,6 +18,7 @@ import cost_checks
 import cxl_checks
 import erofs_checks
 import evidence_checks
+import kata_checks
 import mce_checks
 import nfit_ars_checks
 import nfit_checks
@@ -595,8 +596,14 @@ class Scenario:
 
     def __init__(self, name, check, nvdimm=True, label_size=None, host=None, timeout=None,
                  virtio_pmem=False, cmdline="", then=(), virtiofs_files=None, memory="512M",
-                 cxl=None, provoked_warning=None):
+                 cxl=None, provoked_warning=None, snippet=None, kata=None):
         self.name = name
+        # snippet: the guest snippet's name when several scenarios share one.
+        self.snippet = snippet or name
+        # kata: ("nvdimm" | "virtio-pmem", dax): Kata's guest image as the
+        # root (BUILD/tests/vm/kata.img, harness/kata_image.py), attached as
+        # Kata's driver attaches it, the root mounted as the kernel mounts it.
+        self.kata = kata
         self.cxl = cxl
         self.provoked_warning = provoked_warning
         self.memory = memory
@@ -618,7 +625,8 @@ class Scenario:
 
     def boot_cmdline(self):
         then = f"daxprobe.then={','.join(self.then)}" if self.then else ""
-        return " ".join(w for w in (self.cmdline, then) if w)
+        return " ".join(w for w in (self.cmdline, then, kata_checks.kata_cmdline(self.kata))
+                        if w)
 
 
 SCENARIOS = {s.name: s for s in [
@@ -681,6 +689,18 @@ SCENARIOS = {s.name: s for s in [
     Scenario("cxl-no-commit", cxl_checks.check_cxl_no_commit, nvdimm=False,
              cxl=cxl_topology.NO_COMMIT, provoked_warning="drivers/cxl/core/region.c",
              host=cxl_checks.cxl_host),
+    # Kata Containers' guest image (issue 44): attached as Kata's QEMU driver
+    # (NVDIMM) and its Cloud Hypervisor driver (virtio-pmem, QEMU's
+    # virtio-pmem-pci standing in) attach it, with and without `dax` in
+    # rootflags; one snippet, kata.sh.
+    Scenario("kata-nvdimm-dax", kata_checks.checker("nvdimm", True), nvdimm=False, snippet="kata",
+             kata=("nvdimm", True)),
+    Scenario("kata-nvdimm-nodax", kata_checks.checker("nvdimm", False), nvdimm=False, snippet="kata",
+             kata=("nvdimm", False)),
+    Scenario("kata-vpmem-dax", kata_checks.checker("virtio-pmem", True), nvdimm=False, snippet="kata",
+             kata=("virtio-pmem", True)),
+    Scenario("kata-vpmem-nodax", kata_checks.checker("virtio-pmem", False), nvdimm=False, snippet="kata",
+             kata=("virtio-pmem", False)),
     Scenario("boot-hook-warn-raw", package_checks.check_boot_hook_warn_raw,
              cmdline="daxprobe.mode=warn"),
     Scenario("boot-hook-strict-raw", package_checks.check_boot_hook_strict_raw,

@@ -942,5 +942,81 @@ class EveryAssertionKind(unittest.TestCase):
         self.assertIsNone(scenarios.command_rc(log, "mkfs"))
 
 
+class KataRoot(unittest.TestCase):
+    """Kata's image as the root (kata_checks.py): each captured boot passes
+    (test_captured_results_pass) and fails once daxprobe's answer about the
+    root, or the kernel's, is made wrong."""
+
+    def kata_fixtures(self):
+        return [n for n in captured() if n.startswith("kata-")]
+
+    def assert_fails(self, name, files, what):
+        with self.subTest(f"{name}: {what}"):
+            self.assertTrue(failures(name, files), what)
+
+    def test_root_answers_mutated_fail(self):
+        for name in self.kata_fixtures():
+            files = load(name)
+
+            def root(doc):
+                return scenarios.pmem_mount(doc, "/")
+
+            def setter(field, value):
+                def m(doc):
+                    root(doc)[field] = value
+                return m
+            for field, value in (("device", "259:0"), ("blockdev", "pmem0"), ("disk", "pmem1"),
+                                 ("partition_start", None), ("namespace", "namespace1.0"),
+                                 ("pmd_offset", 0)):
+                self.assert_fails(name, with_doc(files, setter(field, value)), f"/ {field}")
+
+            def no_warnings(doc):
+                root(doc)["verdict"]["warnings"] = []
+            if "-dax" in name:
+                self.assert_fails(name, with_doc(files, no_warnings), "no 2 MiB warning")
+
+            def umount_remedy(doc):
+                root(doc)["verdict"]["remedy"] = ("umount / && mount -o dax=always "
+                                                  "/dev/pmem0p1 /  # or rootflags=dax")
+            if "nodax" in name:
+                self.assert_fails(name, with_doc(files, umount_remedy), "umount / remedy")
+
+            def problem_dimm(doc):
+                doc.setdefault("dimms", []).append(
+                    {"verdict": {"code": "dimm_not_persistent", "severity": "problem"}})
+            if "-dax" in name:
+                self.assert_fails(name, with_doc(files, problem_dimm), "a problem DIMM verdict")
+
+    def test_kernel_answers_mutated_fail(self):
+        for name in self.kata_fixtures():
+            files = load(name)
+            line = files["kernel-root-mountinfo.txt"].decode()
+            f = dict(files)
+            f["kernel-root-mountinfo.txt"] = line.replace("/dev/root", "/dev/pmem0p1").encode()
+            self.assert_fails(name, f, "root mounted by its node name")
+            f = dict(files)
+            f["kernel-root-dev.txt"] = files["kernel-root-dev.txt"].replace(
+                b"dev_root_exists=no", b"dev_root_exists=yes")
+            self.assert_fails(name, f, "/dev/root left behind")
+            f = dict(files)
+            trace = files["kernel-fs-dax.txt"].decode()
+            n = re.search(r"pmd_fault_done=(\d+)", trace).group(1)
+            f["kernel-fs-dax.txt"] = (f"pmd_fault_done={n}\nfallback=0\nnopage={n}\n"
+                                      if "-dax" in name else
+                                      "pmd_fault_done=16\nfallback=16\nnopage=0\n").encode()
+            self.assert_fails(name, f, "2 MiB faults the other way")
+
+    def test_dax_dropped_fails_the_dax_check(self):
+        for name in self.kata_fixtures():
+            if "nodax" not in name:
+                continue
+            attach = "nvdimm" if "nvdimm" in name else "virtio-pmem"
+            c = scenarios.Checker()
+            kata_checks = __import__("kata_checks")
+            kata_checks.check_kata(c, scenarios.Results(load(name)), attach, True)
+            with self.subTest(name):
+                self.assertTrue(c.failures)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -73,6 +73,26 @@ with tempfile.TemporaryDirectory(prefix="dxbed-") as tmp:
                    "unavailable: apt-get download", "a guest kernel that could not be had")
     kernel(tmp, {"available": True, "vmlinux": "/nonexistent"}, b"",
            1, "FAIL: test bed: guest-initramfs-6.12 failed: ", "an empty initramfs")
+    # Kata's image (harness/kata_image.py): missing, or failing the cache's
+    # own check before the boot (a truncated copy).
+    vm = os.path.join(tmp, "vm")
+    with open(os.path.join(vm, "kernel-6.12.json"), "w") as f:
+        json.dump({"available": True, "vmlinux": "/nonexistent"}, f)
+    with open(os.path.join(vm, "initramfs-6.12.cpio"), "wb") as f:
+        f.write(b"07070100")
+    kata = ("run_scenario.py", "--vm-dir", vm, "--scenario", "kata-nvdimm-dax", "--kernel", "6.12")
+    rc, out = run(os.path.join(HERE, kata[0]), *kata[1:])
+    check(rc == 1 and "FAIL: test bed: kata-image (harness/kata_image.py) failed: no " in out,
+          f"a Kata image that was never built: exit {rc}, {out.strip()[-200:]!r}")
+    with open(os.path.join(vm, "kata.img"), "wb") as f:
+        f.truncate(1 << 20)
+    with open(os.path.join(vm, "kata.json"), "w") as f:
+        json.dump({"meta": {"layout": {"image_size": 128 << 20, "data_offset": 2 << 20,
+                                       "partition_start": 1 << 20, "fs_offset": 3 << 20,
+                                       "fs_size": 125 << 20}}}, f)
+    rc, out = run(os.path.join(HERE, kata[0]), *kata[1:])
+    check(rc == 1 and "FAIL: test bed: kata-image (harness/kata_image.py) failed: " in out
+          and "size 1048576 B" in out, f"a truncated Kata image: exit {rc}, {out.strip()[-200:]!r}")
     # libguestfs's appliance (guestfs_appliance.py's record): a failed step, none built.
     gfs = os.path.join(tmp, "guestfs-vm")
     os.makedirs(gfs)

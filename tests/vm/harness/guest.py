@@ -80,7 +80,7 @@ class Guest:
                  nvdimm_size="512M", memory="512M", capture=False, human=False,
                  extra_cmdline="", workdir=None, keep=False, virtio_pmem=False, disk=None,
                  extra_ports=(), shared_image=None, virtiofs_files=None, virtiofs_dir=None,
-                 virtiofs_cache="auto", cxl=None):
+                 virtiofs_cache="auto", cxl=None, share=True):
         self.vmlinux = vmlinux
         self.initrd = initrd
         self.scenario = scenario
@@ -103,6 +103,9 @@ class Guest:
         # once (bench/sharing.py): the disk, or the pmem backing file,
         # opened readonly=on (an NVDIMM then unarmed=on) and never deleted.
         self.shared_image = shared_image
+        # share: the pmem backends' share=on (QEMU's default is off, which
+        # Kata's QEMU driver keeps for its read-only image: MAP_PRIVATE).
+        self.share = share
         # More virtio-serial ports, each a unix socket server in the run dir:
         # {port name: socket path} (bench/agent_bench.py: org.qemu.guest_agent.0).
         self.extra_ports = {}
@@ -160,17 +163,18 @@ class Guest:
                "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio",
                "-kernel", self.vmlinux, "-initrd", self.initrd, "-append", append]
         ro = ",readonly=on" if self.shared_image else ""
+        sh = ",share=on" if self.share else ""
         if self.nvdimm:
             dimm = "nvdimm,id=nvdimm1,memdev=mem1"
             if self.label_size:
                 dimm += f",label-size={self.label_size}"
             if self.shared_image:
                 dimm += ",unarmed=on"  # the guest's region is read-only too
-            cmd += ["-object", f"memory-backend-file,id=mem1,share=on{ro},"
+            cmd += ["-object", f"memory-backend-file,id=mem1{sh}{ro},"
                                f"mem-path={self.nvdimm_path},size={self.nvdimm_size}",
                     "-device", dimm]
         if self.virtio_pmem:
-            cmd += ["-object", f"memory-backend-file,id=vpm0,share=on{ro},"
+            cmd += ["-object", f"memory-backend-file,id=vpm0{sh}{ro},"
                                f"mem-path={self.vpmem_path},size={self.nvdimm_size}",
                     "-device", "virtio-pmem-pci,memdev=vpm0,id=vpmem0"]
         if self.cxl:

@@ -241,6 +241,25 @@ class Image:
         self.add_dir(os.path.dirname(dest))
         self.entries[dest] = ("symlink", target, 0o777)
 
+    def write_tree(self, root):
+        """The entries as files under `root` (a root filesystem for mkfs -d)."""
+        for name in sorted(self.entries):
+            kind, val, mode = self.entries[name]
+            path = os.path.join(root, name)
+            if kind == "dir":
+                os.makedirs(path, exist_ok=True)
+                os.chmod(path, mode)
+            elif kind == "symlink":
+                os.symlink(val, path)
+            else:
+                with open(path, "wb") as f:
+                    if kind == "file":
+                        with open(val, "rb") as src:
+                            shutil.copyfileobj(src, f)
+                    else:
+                        f.write(val)
+                os.chmod(path, mode)
+
     def write(self, out):
         ino = 1
         with open(out + ".tmp", "wb") as f:
@@ -391,13 +410,29 @@ def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None, 
     (default: its own list); kernel_answers: the static kernel_answers.cpp
     helper, when given."""
     img = Image()
+    pkg_root = add_userland(img, deb, guest_dir, out + ".pkg", tools=tools, staged=staged,
+                            kernel_answers=kernel_answers)
+    add_modules(img, info, modules)
+    if load is not None:
+        img.add_data("/daxprobe-vm/modules.load", (" ".join(load) + "\n").encode())
+    img.write(out)
+    shutil.rmtree(pkg_root)  # only needed while writing
+    return img
+
+
+def add_userland(img, deb, guest_dir, pkg_dir, *, tools=True, staged=None, kernel_answers=None):
+    """Everything but the kernel's modules: busybox, the tools, daxprobe from
+    the guest package (unpacked into pkg_dir; deb None: the staged build-tree
+    copy), the kernel-answers helper and tests/vm/guest/. Also the root
+    filesystem of Kata's image (kata_image.py). Returns the unpacked package's
+    folder, which the caller removes once the image is written."""
     for d in ("proc", "sys", "dev", "tmp", "run", "mnt", "results", "etc", "root"):
         img.add_dir(d)
     add_busybox(img)
     if tools:
         for dest, src in BINARIES.items():
             add_dynamic(img, dest, src)
-    pkg_root = unpack_deb(deb, out + ".pkg") if deb else staged
+    pkg_root = unpack_deb(deb, pkg_dir) if deb else staged
     add_package(img, deb, pkg_root)
     for soname in DLOPENED:
         lib = find_library(soname)
@@ -409,11 +444,8 @@ def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None, 
     img.add_symlink("/etc/mtab", "/proc/self/mounts")
     img.add_data("/etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
     img.add_data("/etc/group", b"root:x:0:\n")
-    add_modules(img, info, modules)
     if kernel_answers:
         img.add_file("/usr/bin/kernel-answers", kernel_answers, 0o755)
-    if load is not None:
-        img.add_data("/daxprobe-vm/modules.load", (" ".join(load) + "\n").encode())
 
     guest = os.path.abspath(guest_dir)
     for dirpath, _, files in os.walk(guest):
@@ -425,10 +457,7 @@ def build(info, deb, guest_dir, out, *, modules=MODULES, tools=True, load=None, 
     # The few initramfs-tools functions the packaged local-bottom script uses
     # (it sources /scripts/functions): the test bed's stand-in, see the file.
     img.add_file("/scripts/functions", os.path.join(guest, "initramfs-tools-functions.sh"), 0o644)
-
-    img.write(out)
-    shutil.rmtree(pkg_root)  # only needed while writing
-    return img
+    return pkg_root
 
 
 def main():
