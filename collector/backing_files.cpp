@@ -29,6 +29,21 @@ std::uint64_t bigEndian(const unsigned char *p, int n)
     return v;
 }
 
+// The read_ahead_kb of the block device a file is on: a disk's own queue,
+// or for a partition its disk's (the directory above). None for a file on
+// tmpfs or another filesystem without a block device.
+void readAheadOf(BackingFile &f, unsigned major, unsigned minor)
+{
+    const Root root = Root::system();
+    const std::string dev = "sys/dev/block/" + std::to_string(major) + ":" + std::to_string(minor);
+    for (const std::string &queue : {dev + "/queue", dev + "/../queue"})
+        if (auto kb = root.readUnsigned(queue + "/read_ahead_kb")) {
+            f.readAheadKb = *kb;
+            f.readAheadPath = "/" + queue + "/read_ahead_kb";
+            return;
+        }
+}
+
 void measure(BackingFile &f)
 {
     if (f.path.rfind("/dev/dax", 0) == 0) {
@@ -43,6 +58,7 @@ void measure(BackingFile &f)
     }
     f.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
     f.ino = stx.stx_ino;
+    readAheadOf(f, stx.stx_dev_major, stx.stx_dev_minor);
     Residency r = measureResidency(f.path, (stx.stx_attributes & kStatxAttrDax) != 0);
     f.sizeBytes = r.sizeBytes;
     if (!r.observed()) {

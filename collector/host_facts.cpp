@@ -282,6 +282,9 @@ QemuFacts readQemuFacts(const Root &root, int pid)
                     b.mapped = b.mapped || inside;
                 } else if (inside && line.rfind("Rss:", 0) == 0) {
                     b.residentBytes += smapsField(line, "Rss");
+                } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+                    b.hugepageAdvised =
+                        b.hugepageAdvised || (line + " ").find(" hg ") != std::string::npos;
                 }
             }
         }
@@ -309,6 +312,7 @@ json toJson(const QemuFacts &f)
                             {"host_fstype", b.hostFsType},
                             {"mapped", b.mapped},
                             {"resident_bytes", b.residentBytes},
+                            {"hugepage_advised", b.hugepageAdvised},
                             {"persistence", b.persistence}});
     json files = json::array();
     for (const auto &b : f.files)
@@ -318,6 +322,8 @@ json toJson(const QemuFacts &f)
                          {"ino", b.ino},
                          {"size_bytes", b.sizeBytes},
                          {"cached_bytes", b.cachedBytes},
+                         {"read_ahead_kb", b.readAheadKb ? json(*b.readAheadKb) : json(nullptr)},
+                         {"read_ahead_path", b.readAheadPath},
                          {"method", b.method},
                          {"error", b.error}});
     return {{"pid", f.pid},

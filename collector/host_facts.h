@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@ struct NvdimmBackend {
     std::string hostFsType;               // of the file's mount, "" if unknown
     unsigned long long residentBytes = 0; // Rss of its mapping(s) in QEMU
     bool mapped = false;                  // the path was found in smaps
+    // QEMU advised MADV_HUGEPAGE on the mapping (smaps VmFlags "hg"): the
+    // host kernel then reads two 2 MiB folios around each first touch of the
+    // file, whatever its device's read_ahead_kb (collector/read_around.h).
+    bool hugepageAdvised = false;
     // none: share=off, guest writes never reach the file;
     // page_cache: reaches the file through the host page cache, not power-safe;
     // pmem: shared and on persistent memory (or pmem=on asserted).
@@ -47,6 +52,10 @@ struct BackingFile {
     std::uint64_t cachedBytes = 0; // host page cache of the file
     std::string method;            // cachestat | mincore | not_applicable; "" until measured
     std::string error;             // why it could not be measured
+    // read_ahead_kb of the block device holding it (a partition's: its
+    // disk's); nullopt when it is on none (tmpfs) or it could not be read
+    std::optional<std::uint64_t> readAheadKb;
+    std::string readAheadPath; // the sysfs file it was read from
 };
 
 struct QemuFacts {

@@ -75,11 +75,19 @@ Ledger buildLedger(std::vector<LedgerVm> vms)
                 l.files.push_back({f, {}});
                 l.filesCachedBytes = satAdd(l.filesCachedBytes, f.cachedBytes);
             }
-            auto &users = l.files[it->second].vms;
+            auto &host = l.files[it->second];
+            host.file.mappedBytes = std::max(host.file.mappedBytes, f.mappedBytes);
+            host.file.hugepageAdvised = host.file.hugepageAdvised || f.hugepageAdvised;
+            auto &users = host.vms;
             if (std::find(users.begin(), users.end(), vm.vm) == users.end())
                 users.push_back(vm.vm);
         }
     }
+    for (auto &h : l.files)
+        if (h.file.pmemBacking)
+            h.readAround =
+                judgeReadAround({h.file.path, h.file.cachedBytes, h.file.mappedBytes,
+                                 h.file.hugepageAdvised, h.file.readAheadKb, h.file.readAheadPath});
     l.vms = std::move(vms);
     return l;
 }
@@ -103,6 +111,16 @@ LedgerVm ledgerVmOf(std::string vm, const json &hostFacts, std::string_view repo
     out.qemuKnown = true;
     out.qemuAnonBytes = u64(hostFacts, "anon_bytes");
     out.qemuPssBytes = u64(hostFacts, "pss_bytes");
+    // What QEMU maps of each pmem backend's file, by path.
+    std::map<std::string, std::pair<std::uint64_t, bool>> backends;
+    if (auto it = hostFacts.find("nvdimm_backends"); it != hostFacts.end() && it->is_array())
+        for (const auto &b : *it)
+            if (b.is_object()) {
+                auto &[mapped, huge] = backends[str(b, "mem_path")];
+                mapped = satAdd(mapped, u64(b, "resident_bytes"));
+                auto h = b.find("hugepage_advised");
+                huge = huge || (h != b.end() && h->is_boolean() && h->get<bool>());
+            }
     if (auto it = hostFacts.find("backing_files"); it != hostFacts.end() && it->is_array())
         for (const auto &f : *it) {
             if (!f.is_object())
@@ -115,6 +133,15 @@ LedgerVm ledgerVmOf(std::string vm, const json &hostFacts, std::string_view repo
             lf.sizeBytes = u64(f, "size_bytes");
             lf.cachedBytes = u64(f, "cached_bytes");
             lf.measured = !str(f, "method").empty();
+            if (auto b = backends.find(lf.path); b != backends.end()) {
+                lf.pmemBacking = true;
+                lf.mappedBytes = b->second.first;
+                lf.hugepageAdvised = b->second.second;
+            }
+            if (auto ra = f.find("read_ahead_kb"); ra != f.end() && ra->is_number_unsigned()) {
+                lf.readAheadKb = ra->get<std::uint64_t>();
+                lf.readAheadPath = str(f, "read_ahead_path");
+            }
             out.files.push_back(std::move(lf));
         }
     return out;
@@ -150,9 +177,16 @@ std::string ledgerTable(const Ledger &l)
     out += fmt::format("host memory of the VMs: {} MiB (QEMU anonymous + backing files' page "
                        "cache; guest page cache is inside QEMU's anonymous memory)\n",
                        mib(l.hostBytes()));
-    for (const auto &f : l.files)
+    for (const auto &f : l.files) {
         out += fmt::format("file {} ({} MiB cached of {}): {} VM(s)\n", printable(f.file.path),
                            mib(f.file.cachedBytes), mib(f.file.sizeBytes), f.vms.size());
+        if (f.file.pmemBacking)
+            out += fmt::format("  pmem backing: QEMU maps {} MiB of it\n", mib(f.file.mappedBytes));
+        if (f.readAround) {
+            out += fmt::format("  read-around: {}\n", printable(f.readAround->cause));
+            out += fmt::format("  fix:         {}\n", printable(f.readAround->remedy));
+        }
+    }
     return out;
 }
 
@@ -177,11 +211,20 @@ std::string ledgerJson(const Ledger &l)
                        {"backing_files", files}});
     }
     json files = json::array();
-    for (const auto &f : l.files)
+    for (const auto &f : l.files) {
+        json readAround = nullptr;
+        if (f.readAround)
+            readAround = {{"extra_bytes", f.readAround->extraBytes},
+                          {"cause", f.readAround->cause},
+                          {"remedy", f.readAround->remedy}};
         files.push_back({{"path", f.file.path},
                          {"size_bytes", f.file.sizeBytes},
                          {"cached_bytes", f.file.cachedBytes},
+                         {"pmem_backing", f.file.pmemBacking},
+                         {"mapped_bytes", f.file.pmemBacking ? json(f.file.mappedBytes) : json()},
+                         {"read_around", readAround},
                          {"vms", f.vms}});
+    }
     json host = {{"guest_page_cache_bytes", l.guestPageCacheBytes},
                  {"guest_dax_mount_bytes", l.guestDaxMountBytes},
                  {"qemu_anon_bytes", l.qemuAnonBytes},

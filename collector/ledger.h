@@ -1,12 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "collector/read_around.h"
 #include "protocol/report_summary.h"
 
 namespace daxprobe::collector
@@ -34,6 +36,14 @@ struct LedgerFile {
     std::string path, role;
     std::uint64_t dev = 0, ino = 0, sizeBytes = 0, cachedBytes = 0;
     bool measured = false; // cachestat/mincore/not_applicable gave a figure
+    // A pmem backend's file (NVDIMM, virtio-pmem, CXL): what QEMU maps of it
+    // (its mappings' Rss), whether QEMU advised MADV_HUGEPAGE there, and its
+    // device's read_ahead_kb: what read_around.h judges the page cache by.
+    bool pmemBacking = false;
+    std::uint64_t mappedBytes = 0;
+    bool hugepageAdvised = false;
+    std::optional<std::uint64_t> readAheadKb;
+    std::string readAheadPath;
 };
 
 struct LedgerVm {
@@ -46,8 +56,9 @@ struct LedgerVm {
 
 // One file of the host, however many VMs use it.
 struct LedgerHostFile {
-    LedgerFile file;
+    LedgerFile file; // mappedBytes: the most any one VM maps (each QEMU maps it apart)
     std::vector<std::string> vms;
+    std::optional<ReadAround> readAround; // a pmem backing file's page cache read around
 };
 
 struct Ledger {

@@ -15,9 +15,19 @@ LedgerVm ledgerVmOf(const std::string &vm, const VmMetrics &m)
     out.qemuKnown = true;
     out.qemuAnonBytes = m.qemu->anonBytes;
     out.qemuPssBytes = m.qemu->pssBytes;
-    for (const auto &f : m.qemu->files)
-        out.files.push_back(
-            {f.path, f.role, f.dev, f.ino, f.sizeBytes, f.cachedBytes, !f.method.empty()});
+    for (const auto &f : m.qemu->files) {
+        LedgerFile lf{f.path, f.role, f.dev, f.ino, f.sizeBytes, f.cachedBytes, !f.method.empty()};
+        // As ledger.cpp's ledgerVmOf reads the same facts from the store's JSON.
+        for (const auto &b : m.qemu->backends)
+            if (b.memPath == f.path) {
+                lf.pmemBacking = true;
+                lf.mappedBytes += b.residentBytes;
+                lf.hugepageAdvised = lf.hugepageAdvised || b.hugepageAdvised;
+            }
+        lf.readAheadKb = f.readAheadKb;
+        lf.readAheadPath = f.readAheadPath;
+        out.files.push_back(std::move(lf));
+    }
     return out;
 }
 
@@ -66,6 +76,19 @@ void appendLedgerMetrics(std::string &out, const std::map<std::string, VmMetrics
     for (const auto &f : l.files)
         out += fmt::format("daxprobe_host_backing_file_cached_bytes{{path=\"{}\"}} {}\n",
                            escapeLabel(f.file.path), f.file.cachedBytes);
+    family("daxprobe_host_backing_file_mapped_bytes",
+           "What QEMU maps of a pmem backing file (its mappings' Rss; the most any one VM maps)");
+    for (const auto &f : l.files)
+        if (f.file.pmemBacking)
+            out += fmt::format("daxprobe_host_backing_file_mapped_bytes{{path=\"{}\"}} {}\n",
+                               escapeLabel(f.file.path), f.file.mappedBytes);
+    family("daxprobe_host_backing_file_read_around_bytes",
+           "A pmem backing file's host page cache that no VM maps, when the ledger names it "
+           "read-around (more than twice what QEMU maps)");
+    for (const auto &f : l.files)
+        if (f.readAround)
+            out += fmt::format("daxprobe_host_backing_file_read_around_bytes{{path=\"{}\"}} {}\n",
+                               escapeLabel(f.file.path), f.readAround->extraBytes);
     family("daxprobe_host_backing_file_vms", "VMs using one backing file");
     for (const auto &f : l.files)
         out += fmt::format("daxprobe_host_backing_file_vms{{path=\"{}\"}} {}\n",

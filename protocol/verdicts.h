@@ -47,6 +47,11 @@ inline constexpr const char *CheckFailed = "check_failed";
 // a SWIOTLB bounce buffer set up only because the memory hotplug range
 // reaches above 4 GiB
 inline constexpr const char *BounceBufferForHotplug = "bounce_buffer_for_hotplug";
+// per fsdax/devdax namespace, a cost (the report's "struct_pages"; never
+// changes the exit code): its struct pages, in the namespace (map=dev) or in
+// guest RAM (map=mem)
+inline constexpr const char *StructPagesInNamespace = "struct_pages_in_namespace";
+inline constexpr const char *StructPagesInRam = "struct_pages_in_ram";
 // per DIMM (nmem): its NFIT flags. Not persistent: not armed, or a failed
 // save, restore or flush (a problem under a mounted DAX filesystem);
 // map failed: its memory could not be mapped; health event: the DIMM raised

@@ -63,7 +63,7 @@ json mapSyncJson(const MapSyncEvidence &m)
     bool ran = m.observed();
     return {{"ran", ran},
             {"ok", ran ? json(m.mapped) : json(nullptr)},
-            {"is_pmem", ran ? json(m.isPmem) : json(nullptr)},
+            {"is_pmem", ran && m.isPmem ? json(*m.isPmem) : json(nullptr)},
             {"error", ran ? orNull(m.text) : json(nullptr)},
             {"skipped", m.state == EvidenceState::Skipped ? json(m.text) : json(nullptr)}};
 }
@@ -199,8 +199,20 @@ nlohmann::json reportToJson(const Report &report)
     j["verdict"] = verdictJson(report.overall);
     j["warnings"] = report.warnings;
     j["bounce_buffer"] = report.bounceBuffer ? verdictJson(*report.bounceBuffer) : json(nullptr);
+    j["struct_pages"] = json::array();
+    for (const auto &c : report.structPages)
+        j["struct_pages"].push_back({{"namespace", c.ns},
+                                     {"map", c.map},
+                                     {"where", c.where},
+                                     {"bytes", c.bytes ? json(*c.bytes) : json(nullptr)},
+                                     {"source", orNull(c.source)},
+                                     {"verdict", verdictJson(c.verdict)}});
     j["nfit"] = nfitJson(*report.nfit);
     j["ndctl"] = {{"available", topology.observed()}, {"error", failureOrNull(topology)}};
+    j["missing_libraries"] = json::array();
+    for (const auto &l : report.missingLibraries)
+        j["missing_libraries"].push_back(
+            {{"soname", l->soname}, {"error", l->error}, {"leaves_unknown", l->unknown}});
     json buses = json::array();
     for (const auto &b : topology.buses)
         buses.push_back(busReportJson(b));

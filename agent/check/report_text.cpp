@@ -326,10 +326,16 @@ std::string reportToText(const Report &report, TextStyle style)
 
     for (const auto &w : report.warnings)
         out += fmt::format("\n{}warning: {}\n", st.prefix(Severity::Warning), printable(w));
-    if (report.bounceBuffer) {
+    for (const auto *l : report.missingLibraries)
+        out += fmt::format("\n{} is not installed (or could not be loaded): unknown without it: "
+                           "{}\n  ({})\n",
+                           printable(l->soname), printable(l->unknown), printable(l->error));
+    if (report.bounceBuffer || !report.structPages.empty())
         out += "\nMemory cost\n";
+    if (report.bounceBuffer)
         appendVerdict(out, *report.bounceBuffer, st, "  ");
-    }
+    for (const auto &c : report.structPages)
+        appendVerdict(out, c.verdict, st, "  ");
     out += "\nVerdict\n";
     appendVerdict(out, report.overall, st, "  ");
     out += fmt::format("  exit code {}\n", report.exitCode);

@@ -43,6 +43,7 @@ json namespaceReportJson(const NdNamespace &n)
 {
     json j = {
         {"dev", n.dev}, {"mode", n.mode}, {"size", n.size}, {"badblock_count", n.badblockCount}};
+    j["raw_size"] = n.rawSize ? json(*n.rawSize) : json(nullptr);
     putString(j, "region", n.region);
     putString(j, "map", n.map);
     if (n.align)

@@ -9,6 +9,7 @@
 #include "agent/text_fields.h"
 #include <fmt/ranges.h>
 
+#include "probes/judges/dax_rss.h"
 #include "probes/judges/footprint.h"
 
 namespace daxprobe
@@ -59,6 +60,12 @@ json commandJson(const CommandRun &run)
     cmd["user_seconds"] = run.userSeconds;
     cmd["system_seconds"] = run.systemSeconds;
     cmd["peak_rss_kb"] = run.peakRssKb;
+    if (auto n = judgeDaxRss(run.counts, static_cast<std::uint64_t>(run.peakRssKb)))
+        cmd["peak_rss_without_dax"] = {{"dax_faults", n->daxFaults},
+                                       {"mapped_bytes_up_to", n->mappedBytesUpTo},
+                                       {"note", n->text}};
+    else
+        cmd["peak_rss_without_dax"] = nullptr;
 
     cmd["faults"] = faultsJson(faultNumbers(run), run.counts);
     cmd["faults"]["rusage_minor"] = run.rusageMinor;
@@ -107,6 +114,8 @@ std::string commandText(const CommandRun &run)
                        run.wallSeconds, run.userSeconds, run.systemSeconds);
     out += fmt::format("peak RSS      {} kB (largest of the command and its waited-for children)\n",
                        run.peakRssKb);
+    if (auto n = judgeDaxRss(run.counts, static_cast<std::uint64_t>(run.peakRssKb)))
+        out += fmt::format("              {}\n", n->text);
     FaultNumbers f = faultNumbers(run);
     const FaultCounts &c = run.counts;
     if (f.source == "perf")

@@ -59,11 +59,14 @@ StatxEvidence statxFrom(const nlohmann::json &j)
 // and "error" (the refusal's errno text).
 nlohmann::json mapSyncJson(const MapSyncEvidence &m)
 {
-    return {{"ran", ran(m)},
-            {"skipped", m.state == EvidenceState::Skipped ? m.text : std::string()},
-            {"ok", m.mapped},
-            {"error", ran(m) ? m.text : std::string()},
-            {"is_pmem", m.isPmem}};
+    nlohmann::json j = {{"ran", ran(m)},
+                        {"skipped", m.state == EvidenceState::Skipped ? m.text : std::string()},
+                        {"ok", m.mapped},
+                        {"error", ran(m) ? m.text : std::string()}};
+    // Only when libpmem answered: a capture's is_pmem is its answer.
+    if (m.isPmem)
+        j["is_pmem"] = *m.isPmem;
+    return j;
 }
 
 MapSyncEvidence mapSyncFrom(const nlohmann::json &j)
@@ -74,7 +77,8 @@ MapSyncEvidence mapSyncFrom(const nlohmann::json &j)
     else if (std::string skipped = j.value("skipped", ""); !skipped.empty())
         m.skip(std::move(skipped));
     m.mapped = j.value("ok", false);
-    m.isPmem = j.value("is_pmem", false);
+    if (auto it = j.find("is_pmem"); it != j.end() && it->is_boolean())
+        m.isPmem = it->get<bool>();
     return m;
 }
 
@@ -126,6 +130,10 @@ nlohmann::json liveFactsToJson(const Facts &facts)
     j["perf"] = {{"usable", facts.faults.perf.observed()}, {"reason", facts.faults.perf.text}};
     // The agent's remembered unsafe-shutdown counts: the judge compares with them.
     j["shutdowns_seen"] = facts.shutdownsSeen;
+    j["missing_libraries"] = nlohmann::json::array();
+    for (const auto &l : facts.missingLibraries)
+        j["missing_libraries"].push_back(
+            {{"soname", l.soname}, {"error", l.error}, {"leaves_unknown", l.unknown}});
     return j;
 }
 
@@ -135,6 +143,11 @@ void liveFactsFromJson(const nlohmann::json &j, Facts &facts)
         return;
     if (auto it = j.find("topology"); it != j.end() && it->is_object())
         facts.topology = it->get<Topology>();
+    if (auto it = j.find("missing_libraries"); it != j.end() && it->is_array())
+        for (const auto &l : *it)
+            if (l.is_object())
+                facts.missingLibraries.push_back(
+                    {l.value("soname", ""), l.value("error", ""), l.value("leaves_unknown", "")});
     if (auto it = j.find("shutdowns_seen"); it != j.end() && it->is_object())
         for (const auto &[key, count] : it->items())
             if (count.is_number_unsigned())

@@ -65,6 +65,10 @@ const std::map<std::string, Kind, std::less<>> &fieldKinds()
         {"bus", Kind::String},
         {"type", Kind::String},
         {"size", Kind::Unsigned},
+        {"soname", Kind::String},
+        {"leaves_unknown", Kind::String},
+        {"missing_libraries", Kind::Array},
+        {"raw_size", Kind::Unsigned},
         {"align", Kind::Unsigned},
         {"available_size", Kind::Unsigned},
         {"persistence_domain", Kind::String},
@@ -212,6 +216,8 @@ Result<void> validateLiveJson(const json &j)
         }
     }
     if (auto r = checkList(j, "files", ""); !r)
+        return r;
+    if (auto r = checkList(j, "missing_libraries", ""); !r)
         return r;
     if (auto it = j.find("badblocks"); it != j.end()) {
         if (auto r = expect(*it, Kind::Object, "badblocks"); !r)

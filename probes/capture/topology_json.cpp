@@ -90,6 +90,8 @@ void from_json(const nlohmann::json &j, NdRegion &r)
 void to_json(nlohmann::json &j, const NdNamespace &n)
 {
     j = {{"dev", n.dev}, {"mode", n.mode}, {"size", n.size}, {"badblock_count", n.badblockCount}};
+    if (n.rawSize)
+        j["raw_size"] = *n.rawSize;
     putString(j, "region", n.region);
     putString(j, "map", n.map);
     if (n.align)
@@ -113,6 +115,8 @@ void from_json(const nlohmann::json &j, NdNamespace &n)
     n.mode = getString(j, "mode");
     n.map = getString(j, "map");
     n.size = getU64(j, "size");
+    if (auto it = j.find("raw_size"); it != j.end() && it->is_number_unsigned())
+        n.rawSize = it->get<std::uint64_t>();
     n.align = getU64(j, "align");
     n.sectorSize = getU64(j, "sector_size");
     n.uuid = getString(j, "uuid");

@@ -10,6 +10,7 @@
 #include "probes/judges/dimm_verdict.h"
 #include "probes/judges/media_errors.h"
 #include "probes/judges/remedies.h"
+#include "probes/judges/struct_pages.h"
 #include "probes/judges/virtio_pmem.h"
 #include "probes/readers/root_facts.h"
 #include "probes/readers/text_util.h"
@@ -481,6 +482,9 @@ void describeSystem(const Facts &facts, Report &report)
 void systemWarnings(const Facts &facts, Report &report)
 {
     report.bounceBuffer = judgeBounceBuffer(facts.kmsg.bootMemory);
+    report.structPages = judgeStructPages(facts.topology);
+    for (const auto &l : facts.missingLibraries)
+        report.missingLibraries.push_back(&l);
     if (facts.nfit.present && !facts.nfit.valid())
         for (const auto &p : facts.nfit.problems)
             report.warnings.push_back("NFIT: " + p);

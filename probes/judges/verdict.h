@@ -9,6 +9,7 @@
 #include "probes/judges/dimm_verdict.h"
 #include "probes/judges/mount_history.h"
 #include "probes/judges/remedies.h"
+#include "probes/judges/struct_pages.h"
 #include "probes/judges/verdict_types.h"
 #include "probes/readers/facts.h"
 #include "probes/readers/pmd_layout.h"
@@ -67,8 +68,10 @@ struct Report {
     EvidenceOutcome kmsg; // whether the kernel log could be read
     Verdict overall;
     int exitCode = 2;
-    std::vector<std::string> warnings;   // system-wide (badblocks, NFIT damage, ...)
-    std::optional<Verdict> bounceBuffer; // bounce_buffer_for_hotplug, when it applies
+    std::vector<std::string> warnings;        // system-wide (badblocks, NFIT damage, ...)
+    std::optional<Verdict> bounceBuffer;      // bounce_buffer_for_hotplug, when it applies
+    std::vector<StructPagesCost> structPages; // each fsdax/devdax namespace's struct pages
+    std::vector<const MissingLibrary *> missingLibraries; // each said once
 };
 
 // Pure: the same facts always give the same report. The report points into

@@ -120,17 +120,11 @@ MapSyncEvidence mapSyncCheck(const std::string &dir, StatxEvidence *statxOut)
     }
 
     // libpmem's own verdict on the same kind of file: is_pmem is true only
-    // when it got a MAP_SYNC (or device-dax) mapping.
-    // Loaded here, not at program start: only this check needs it. Kept
-    // once loaded: the agent checks again and again, and loading libpmem's
-    // chain anew was half of its check's time in a TCG guest (147 -> 74 ms,
-    // bench/agent_bench.py); libcrypto, which that chain loads, stayed
-    // mapped after dlclose anyway. A libpmem missing at the first check
-    // stays missing until the process restarts.
-    static const Result<LibPmem> loaded = LibPmem::load();
-    const Result<LibPmem> &pmem = loaded;
+    // when it got a MAP_SYNC (or device-dax) mapping. Loaded here, not at
+    // program start: only this check needs it (LibPmem::shared).
+    const Result<LibPmem> &pmem = LibPmem::shared();
     if (!pmem)
-        return ev; // is_pmem stays false; the kernel's answer above stands
+        return ev; // is_pmem stays unknown; the kernel's answer above stands
 
     std::size_t mapped = 0;
     int isPmem = 0;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/evidence_state.h"
@@ -42,7 +43,10 @@ constexpr void decodeStatxAttributes(StatxEvidence &ev, std::uint64_t attributes
 // read as a refusal too, as it always was: it never reaches the mmap.
 struct MapSyncEvidence : EvidenceOutcome {
     bool mapped = false; // MAP_SHARED_VALIDATE|MAP_SYNC succeeded
-    bool isPmem = false; // libpmem pmem_map_file's is_pmem and pmem_is_pmem()
+    // libpmem pmem_map_file's is_pmem and pmem_is_pmem(); nullopt when libpmem
+    // never answered (not installed: Facts::missingLibraries says so once, or
+    // its pmem_map_file failed).
+    std::optional<bool> isPmem;
 };
 
 // statx() of one path (live only).

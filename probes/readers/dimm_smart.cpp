@@ -162,20 +162,25 @@ std::string smartHealthState(unsigned health)
     return "ok";
 }
 
-void readDimmHealth(std::vector<NdDimm> &dimms, const std::string &soname)
+std::optional<MissingLibrary> readDimmHealth(std::vector<NdDimm> &dimms, const std::string &soname)
 {
     if (dimms.empty())
-        return;
+        return std::nullopt;
     auto failAll = [&](const std::string &why) {
         for (auto &d : dimms)
             d.health.fail(why);
     };
     auto n = loadNdctl(soname);
-    if (!n)
-        return failAll(n.error().describe());
+    if (!n) {
+        // Said once, by the report (Facts::missingLibraries), not per DIMM.
+        failAll("not read: " + soname + " could not be loaded");
+        return missingLibndctl(soname, n.error().describe());
+    }
     Ctx *ctx = nullptr;
-    if (int rc = n->newCtx(&ctx); rc != 0 || !ctx)
-        return failAll("ndctl_new failed: " + std::to_string(rc));
+    if (int rc = n->newCtx(&ctx); rc != 0 || !ctx) {
+        failAll("ndctl_new failed: " + std::to_string(rc));
+        return std::nullopt;
+    }
     n->setLogFn(ctx, keepLog);
     std::map<std::string, NdDimm *> byDev;
     for (auto &d : dimms)
@@ -190,6 +195,7 @@ void readDimmHealth(std::vector<NdDimm> &dimms, const std::string &soname)
         if (d.health.state == EvidenceState::NotRun)
             d.health.fail("libndctl does not list " + d.dev);
     n->unref(ctx);
+    return std::nullopt;
 }
 
 } // namespace daxprobe

@@ -14,6 +14,7 @@
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/fault_sources.h"
 #include "probes/readers/kmsg.h"
+#include "probes/readers/libraries.h"
 #include "probes/readers/meminfo.h"
 #include "probes/readers/mountinfo.h"
 #include "probes/readers/nfit.h"
@@ -61,6 +62,8 @@ struct Facts {
     // Each DIMM's unsafe-shutdown count when the agent last looked (its
     // state directory; empty without one): a rise is a problem.
     ShutdownCounts shutdownsSeen;
+    // Libraries a check needed and could not load, each once (libraries.h).
+    std::vector<MissingLibrary> missingLibraries;
 
     const BlockDevFacts *blockdevByNumber(unsigned major, unsigned minor) const;
 };

@@ -4,6 +4,7 @@
 #include "probes/readers/dax_census.h"
 #include "probes/readers/dax_evidence.h"
 #include "probes/readers/dimm_smart.h"
+#include "probes/readers/libpmem_loader.h"
 #include "probes/readers/root_facts.h"
 #include "probes/readers/sysfs_topology.h"
 #include "probes/readers/text_util.h"
@@ -45,7 +46,8 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
     // Topology first: it names the pmem block devices the root reads look at.
     if (options.live) {
         facts.topology = readTopologyFromSysfs(root);
-        readDimmHealth(facts.topology.dimms);
+        if (auto missing = readDimmHealth(facts.topology.dimms))
+            facts.missingLibraries.push_back(std::move(*missing));
     }
     readRootFacts(root, facts, options.kmsg, options.faultProbes);
     if (!options.live)
@@ -78,6 +80,11 @@ Facts gatherFacts(const Root &root, const GatherOptions &options)
             takeDaxCensus(m.mountPoint, m.major, m.minor, boundedBy(CensusLimits{}, options.walk));
         facts.mountLive[m.mountPoint] = std::move(live);
     }
+    // libpmem is loaded by the first MAP_SYNC check only: missing, say so once.
+    if (LibPmem::sharedTried())
+        if (const auto &pmem = LibPmem::shared(); !pmem)
+            facts.missingLibraries.push_back(
+                missingLibpmem(LibPmem::kSoname, pmem.error().describe()));
     scanBadblockMounts(root, facts, options.walk);
     for (const auto &path : options.paths) {
         FileFacts f;

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <libpmem.h>
 #include <type_traits>
 
@@ -17,6 +18,23 @@ static_assert(std::is_same_v<decltype(&pmem_unmap), int (*)(void *, std::size_t)
 static_assert(std::is_same_v<mode_t, unsigned>);
 static_assert(LibPmem::kFileCreate == PMEM_FILE_CREATE &&
               LibPmem::kFileTmpfile == PMEM_FILE_TMPFILE);
+
+namespace
+{
+std::atomic<bool> tried{false};
+}
+
+const Result<LibPmem> &LibPmem::shared()
+{
+    tried = true;
+    static const Result<LibPmem> loaded = load();
+    return loaded;
+}
+
+bool LibPmem::sharedTried()
+{
+    return tried;
+}
 
 Result<LibPmem> LibPmem::load(const std::string &soname)
 {

@@ -20,8 +20,18 @@ class LibPmem
     static constexpr int kFileCreate = 1 << 0;
     static constexpr int kFileTmpfile = 1 << 3;
 
-    // "libpmem.so.1", the soname Debian's libpmem1 ships.
-    static Result<LibPmem> load(const std::string &soname = "libpmem.so.1");
+    // kSoname: the soname Debian's libpmem1 ships.
+    static constexpr const char *kSoname = "libpmem.so.1";
+    static Result<LibPmem> load(const std::string &soname = kSoname);
+    // The process's one libpmem, loaded on the first call and kept: the agent
+    // checks again and again, and loading libpmem's chain anew was half of
+    // its check's time in a TCG guest (147 -> 74 ms, bench/agent_bench.py);
+    // libcrypto, which that chain loads, stayed mapped after dlclose anyway.
+    // A libpmem missing at the first call stays missing until the process
+    // restarts.
+    static const Result<LibPmem> &shared();
+    // Whether shared() was called (and so tried to load it).
+    static bool sharedTried();
 
     void *mapFile(const char *path, std::size_t len, int flags, unsigned mode,
                   std::size_t *mappedLen, int *isPmem) const

@@ -196,7 +196,10 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
         if (ns.blockdev.empty())
             return false;
         ns.mode = modeName(modeAttr);
-        ns.size = number(root, path + "/size");
+        if (auto raw = root.readUnsigned(path + "/size")) {
+            ns.size = *raw;
+            ns.rawSize = *raw;
+        }
         ns.dataStart = optionalNumber(root, path + "/resource");
     } else {
         const std::string p = regionPath + "/" + claim->name;
@@ -215,6 +218,10 @@ bool readNamespace(const Root &root, const std::string &regionPath, const std::s
                 return false;
         }
         ns.size = number(root, p + "/size");
+        // The namespace's whole capacity: size minus it is what the info
+        // block and, with map=dev, the struct pages took (struct_pages.h).
+        if (auto raw = root.readUnsigned(path + "/size"))
+            ns.rawSize = *raw;
         if (claim->kind == "btt") {
             ns.mode = "sector";
             ns.sectorSize = selected(root, p + "/sector_size");

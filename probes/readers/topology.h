@@ -46,6 +46,10 @@ struct NdNamespace {
     std::string mode;       // fsdax, devdax, sector, raw, unknown
     std::string map;        // mem, dev (fsdax/devdax only)
     std::uint64_t size = 0; // usable size, as ndctl reports it
+    // The namespace's own size attribute: its whole capacity, before a pfn or
+    // dax info block and (map=dev) the struct pages take their part; equal to
+    // `size` without a claim. nullopt when not read (captures before it).
+    std::optional<std::uint64_t> rawSize;
     std::uint64_t align = 0;
     std::uint64_t sectorSize = 0; // the BTT's (sector only)
     std::string uuid;             // the claim's (pfn, dax, btt), else its own: ndctl's

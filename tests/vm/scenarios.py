@@ -14,6 +14,7 @@ import json
 import badblocks_checks
 import change_checks
 import collector_scenario
+import cost_checks
 import cxl_checks
 import erofs_checks
 import evidence_checks
@@ -776,6 +777,7 @@ def run_checks(scenario, files, live=False, later=False):
         compare_with_ndctl(c, res)
         evidence_checks.expect_dax_devices_as_daxctl(c, res, live)
         evidence_checks.expect_sources_as_kernel(c, res, live)
+        cost_checks.expect_struct_pages(c, res, ndctl_objects(res.json("ndctl-list.json"))[1])
     for name in scenario.then:
         sub = sub_results(files, name)
         if not c.check(sub is not None or not live, f"[{name}] shipped no results"):

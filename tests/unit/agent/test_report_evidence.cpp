@@ -115,13 +115,16 @@ TEST_CASE("MAP_SYNC: each state in the report and the verdict", "[evidence][repo
     live.mapSync = {};
     live.mapSync.observe("mmap MAP_SYNC: Operation not supported");
     Shown refused = show(live);
+    // libpmem did not answer (not installed): unknown, never false.
     CHECK(refused.mount["map_sync"] == json({{"ran", true},
                                              {"ok", false},
-                                             {"is_pmem", false},
+                                             {"is_pmem", nullptr},
                                              {"error", "mmap MAP_SYNC: Operation not supported"},
                                              {"skipped", nullptr}}));
     CHECK_THAT(refused.lines, Catch::Contains("map_sync: MAP_SYNC refused: mmap MAP_SYNC"));
     CHECK(refused.mount["verdict"]["severity"] == "warning");
+    live.mapSync.isPmem = false; // libpmem answered: not pmem
+    CHECK(show(live).mount["map_sync"]["is_pmem"] == false);
 
     live.mapSync = {};
     live.mapSync.observe();
@@ -197,4 +200,45 @@ TEST_CASE("kernel log and nd topology: each state in the report and its text", "
           json({{"available", false}, {"error", "list sys/bus/nd/devices: EACCES"}}));
     CHECK_THAT(noTopologyText, Catch::Contains("ndctl      list sys/bus/nd/devices: EACCES"));
     CHECK(noTopology["verdict"]["evidence"].dump().find("EACCES") != std::string::npos);
+}
+
+TEST_CASE("a missing library is said once, and what it leaves unknown is null",
+          "[evidence][report][libraries]")
+{
+    MountLiveFacts live;
+    live.statx.observe();
+    live.statx.dax = true;
+    live.mapSync.observe();
+    live.mapSync.mapped = true; // the kernel answered; libpmem did not
+    Facts f = daxMount(live);
+    NdDimm a, b; // two DIMMs, as the appliance's QEMU gave one each boot
+    a.dev = "nmem0";
+    b.dev = "nmem1";
+    auto missing = missingLibndctl("libndctl.so.6", "dlopen libndctl.so.6: libndctl.so.6: cannot "
+                                                    "open shared object file");
+    a.health.fail("not read: libndctl.so.6 could not be loaded");
+    b.health = a.health;
+    f.topology.dimms = {a, b};
+    f.missingLibraries = {missing, missingLibpmem("libpmem.so.1", "dlopen libpmem.so.1: gone")};
+    Report r = evaluate(f);
+    json j = reportToJson(r);
+    REQUIRE(j["missing_libraries"].size() == 2);
+    CHECK(j["missing_libraries"][0]["soname"] == "libndctl.so.6");
+    CHECK(j["missing_libraries"][1]["soname"] == "libpmem.so.1");
+    CHECK_THAT(j["missing_libraries"][1]["leaves_unknown"].get<std::string>(),
+               Catch::Contains("map_sync.is_pmem is null"));
+    CHECK(j["mounts"][0]["map_sync"]["is_pmem"].is_null());
+    CHECK(j["mounts"][0]["map_sync"]["ok"] == true);
+
+    std::string text = reportToText(r, TextStyle::Plain);
+    // The loader's words once in all, not once (or twice) per DIMM.
+    auto count = [&text](const std::string &s) {
+        std::size_t n = 0;
+        for (auto p = text.find(s); p != std::string::npos; p = text.find(s, p + 1))
+            ++n;
+        return n;
+    };
+    CHECK(count("cannot open shared object file") == 1);
+    CHECK(count("libpmem.so.1 is not installed") == 1);
+    CHECK(count("libndctl.so.6 is not installed") == 1);
 }

@@ -214,3 +214,72 @@ TEST_CASE("a file shared by several VMs counts once per host", "[collector][ledg
           std::string::npos);
     CHECK(page.find("\ndaxprobe_host_guest_page_cache_bytes 30\n") != std::string::npos);
 }
+
+TEST_CASE("a pmem backing file's page cache read around what QEMU maps", "[collector][ledger]")
+{
+    // A real QEMU's /proc (fixtures/qemu-readaround/README.md) and the file's
+    // page cache fincore measured at the same moment: 167772160 bytes.
+    auto root = Root::open(COLLECTOR_FIXTURES "/qemu-readaround");
+    REQUIRE(root);
+    QemuFacts q = readQemuFacts(*root, 9121);
+    CHECK(q.errors.empty());
+    REQUIRE(q.backends.size() == 1);
+    CHECK(q.backends[0].hugepageAdvised); // VmFlags ... hg
+    CHECK(q.backends[0].residentBytes == 2560ull * 1024);
+    REQUIRE(q.files.size() == 1);
+    BackingFile &f = q.files[0];
+    f.dev = 0x700;
+    f.ino = 12;
+    f.sizeBytes = 256ull << 20;
+    f.cachedBytes = 167772160;
+    f.method = "cachestat";
+    f.readAheadKb = 128;
+    f.readAheadPath = "/sys/dev/block/7:0/queue/read_ahead_kb";
+    Ledger l = buildLedger({ledgerVmOf("vm0", toJson(q), "")});
+    REQUIRE(l.files.size() == 1);
+    const LedgerHostFile &h = l.files[0];
+    CHECK(h.file.pmemBacking);
+    CHECK(h.file.mappedBytes == 2560ull * 1024);
+    REQUIRE(h.readAround);
+    CHECK(h.readAround->extraBytes == 167772160 - 2560ull * 1024);
+    // read_ahead_kb is 128 here: the cause is QEMU's advice, and the remedy
+    // is not a smaller read_ahead_kb (it changed nothing, measured).
+    CHECK_THAT(h.readAround->cause, Catch::Contains("160.0 MiB of host page cache for 2.5 MiB"));
+    CHECK_THAT(h.readAround->cause, Catch::Contains("MADV_HUGEPAGE"));
+    CHECK_THAT(h.readAround->remedy,
+               Catch::Contains("dd if='/mnt/costs-ra/pmem.img' iflag=nocache count=0"));
+    CHECK_THAT(h.readAround->remedy, !Catch::Contains("read_ahead_kb"));
+    std::string table = ledgerTable(l);
+    CHECK_THAT(table, Catch::Contains("pmem backing: QEMU maps 2.5 MiB of it"));
+    CHECK_THAT(table, Catch::Contains("read-around: 160.0 MiB"));
+    MetricsRegistry reg;
+    reg.update("vm0", [&](VmMetrics &m) { m.qemu = q; });
+    std::string page = reg.render();
+    // /metrics builds its ledger from the facts themselves: the same figures.
+    CHECK_THAT(page, Catch::Contains("daxprobe_host_backing_file_mapped_bytes{path=\"/mnt/costs-ra/"
+                                     "pmem.img\"} 2621440\n"));
+    CHECK_THAT(page, Catch::Contains("daxprobe_host_backing_file_read_around_bytes{path=\"/mnt/"
+                                     "costs-ra/pmem.img\"} 165150720\n"));
+    auto j = nlohmann::json::parse(ledgerJson(l));
+    CHECK(j["host"]["backing_files"][0]["mapped_bytes"] == 2560 * 1024);
+    CHECK(j["host"]["backing_files"][0]["read_around"]["extra_bytes"] == 167772160 - 2560 * 1024);
+
+    // Without QEMU's advice (another VMM) the device's read-ahead is the window.
+    q.backends[0].hugepageAdvised = false;
+    Ledger plain = buildLedger({ledgerVmOf("vm0", toJson(q), "")});
+    REQUIRE(plain.files[0].readAround);
+    // 128 already: nothing to lower, only the release
+    CHECK_THAT(plain.files[0].readAround->remedy, !Catch::Contains("echo 128"));
+    CHECK_THAT(plain.files[0].readAround->remedy, Catch::Contains("iflag=nocache"));
+    f.readAheadKb = 8192;
+    plain = buildLedger({ledgerVmOf("vm0", toJson(q), "")});
+    CHECK_THAT(plain.files[0].readAround->remedy,
+               Catch::Contains("echo 128 > /sys/dev/block/7:0/queue/read_ahead_kb"));
+
+    // What QEMU maps is not read around: no line when the cache is close to it.
+    f.cachedBytes = 4ull << 20;
+    CHECK_FALSE(buildLedger({ledgerVmOf("vm0", toJson(q), "")}).files[0].readAround);
+    // A window's worth above it, but not more than it maps: no line either.
+    CHECK_FALSE(judgeReadAround({"/img", 12ull << 20, 8ull << 20, true, std::nullopt, ""}));
+    CHECK(judgeReadAround({"/img", 17ull << 20, 8ull << 20, true, std::nullopt, ""}));
+}

@@ -134,8 +134,9 @@ TEST_CASE("README's metrics table matches the exposition", "[collector][metrics]
         b.id = "mem1";
         b.memPath = "/var/lib/nvdimm.img";
         b.persistence = "page_cache";
+        b.residentBytes = 4096; // 8 MiB cached for 4 KiB mapped: read-around
         q.backends.push_back(b);
-        q.files.push_back({b.memPath, "nvdimm", "", 8, 1, 4096, 4096, "cachestat", ""});
+        q.files.push_back({b.memPath, "nvdimm", "", 8, 1, 8 << 20, 8 << 20, "cachestat", ""});
         m.qemu = q;
         m.guest.reported = true;
     });

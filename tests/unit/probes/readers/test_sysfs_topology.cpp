@@ -89,7 +89,8 @@ TEST_CASE("an fsdax namespace reads as ndctl lists it", "[sysfs]")
     CHECK(n.region == "region0");
     CHECK(n.mode == "fsdax");
     CHECK(n.map == "dev");
-    CHECK(n.size == 526385152); // the pfn's usable size, not the namespace's
+    CHECK(n.size == 526385152);     // the pfn's usable size, not the namespace's
+    CHECK(n.rawSize == 536870912u); // the namespace's own: struct_pages.h takes the difference
     CHECK(n.align == 2097152);
     CHECK(n.uuid == "9d26eeca-22f6-420e-8cf5-be47ba27e6e0");
     CHECK(n.blockdev == "pmem0");
@@ -152,6 +153,7 @@ TEST_CASE("raw, sector and devdax namespaces", "[sysfs]")
     CHECK(raw.dev == "namespace0.0");
     CHECK(raw.mode == "raw");
     CHECK(raw.size == 536870912);
+    CHECK(raw.rawSize == 536870912u); // no claim: all of it is usable
     CHECK(raw.blockdev == "pmem0");
     CHECK(raw.uuid.empty());
     CHECK(raw.align == 0);
@@ -160,6 +162,7 @@ TEST_CASE("raw, sector and devdax namespaces", "[sysfs]")
     CHECK(dax.mode == "devdax");
     CHECK(dax.map == "mem");
     CHECK(dax.size == 6291456);
+    CHECK(dax.rawSize == 8388608u);
     CHECK(dax.chardev == "dax0.1");
     CHECK(dax.blockdev.empty());
     CHECK(dax.uuid == "0ed0dc8f-4cde-4468-bba1-baf8baa024b2");
