@@ -58,6 +58,16 @@ MappingOutcome fallbackOutcome(const FaultProfile &p, std::uint64_t fallbacks)
     summary += fmt::format(": {} of the file's {} 2 MiB pieces are not on 2 MiB-aligned device "
                            "extents",
                            unready, l.pieces);
+    // The filesystem itself starts off the grid: no file layout helps.
+    if (p.device.memoryOffset != 0)
+        return {"fallback",
+                summary + fmt::format(" of physical memory: the filesystem on {} starts {} KiB "
+                                      "off a 2 MiB boundary",
+                                      p.device.blockdev, p.device.memoryOffset / 1024),
+                fmt::format("start the partition on a 2 MiB boundary of memory, {} KiB later "
+                            "(where the image is built: its partition table)",
+                            (kPmdSize - p.device.memoryOffset) / 1024),
+                "layout"};
     return {"fallback", summary, pmdAdvice(p.fstype), "layout"};
 }
 
@@ -93,8 +103,13 @@ MappingOutcome judgeMapping(const FaultProfile &p)
                 advice};
     if (*c.pmdFaults == 0 && *c.pteFaults == 0)
         return {"unknown", "no DAX fault was counted (pages were already mapped?)", ""};
-    return {"fallback", fmt::format("{} 2 MiB and {} 4 KiB faults", *c.pmdFaults, *c.pteFaults),
-            advice};
+    // No 2 MiB fault fell back: the 4 KiB ones served what no 2 MiB mapping
+    // could cover (a tail short of 2 MiB, an unaligned end of the mapping).
+    return {"pmd",
+            fmt::format("{} 2 MiB faults, none fell back; {} 4 KiB faults for what no 2 MiB "
+                        "mapping covers (a tail short of 2 MiB, an unaligned end)",
+                        *c.pmdFaults, *c.pteFaults),
+            ""};
 }
 
 } // namespace daxprobe

@@ -66,10 +66,9 @@ PmdLayout layoutOf(int fd, std::uint64_t size, std::uint64_t memoryOffset)
 
 // The nd namespace behind the file's block device, by its number (a
 // partition's is its disk's), and where the filesystem starts in memory.
-DeviceFacts deviceOf(const Root &root, dev_t dev, std::uint64_t &memoryOffset)
+DeviceFacts deviceOf(const Root &root, dev_t dev)
 {
     DeviceFacts out;
-    memoryOffset = 0;
     auto b = readBlockDevByNumber(root, major(dev), minor(dev));
     if (!b)
         return out;
@@ -84,7 +83,7 @@ DeviceFacts deviceOf(const Root &root, dev_t dev, std::uint64_t &memoryOffset)
     if (const NdBus *bus = topo.busOf(*ns))
         out.provider = bus->provider;
     if (ns->dataStart && b->partitionStart)
-        memoryOffset = (*ns->dataStart + *b->partitionStart) % kPmdSize;
+        out.memoryOffset = (*ns->dataStart + *b->partitionStart) % kPmdSize;
     return out;
 }
 
@@ -111,9 +110,8 @@ Result<FaultProfile> profileFile(const Root &root, const std::string &path, bool
     p.dax = sx.observed() && sx.dax;
     p.before = measureResidency(path, p.dax);
     if (p.dax) {
-        std::uint64_t memoryOffset = 0;
-        p.device = deviceOf(root, st.st_dev, memoryOffset);
-        p.layout = layoutOf(fd.get(), p.sizeBytes, memoryOffset);
+        p.device = deviceOf(root, st.st_dev);
+        p.layout = layoutOf(fd.get(), p.sizeBytes, p.device.memoryOffset);
     }
 
     FaultCounters counters = FaultCounters::open(root, PerfTarget{});

@@ -40,6 +40,9 @@ struct DeviceFacts {
     std::string ns;       // namespace0.0
     std::string mode;
     std::uint64_t align = 0;
+    // Where the filesystem's byte 0 lies in physical memory, modulo 2 MiB
+    // (a partition off the grid, as Kata's image builder makes it).
+    std::uint64_t memoryOffset = 0;
 
     bool servesOnePageAtATime() const { return provider.rfind("nfit_test", 0) == 0; }
 };

@@ -114,3 +114,26 @@ TEST_CASE("fallbacks are blamed on the layout or on the device", "[verdict][prof
     CHECK(other.cause == "device");
     CHECK_THAT(other.summary, !Catch::Contains("nfit_test"));
 }
+
+// Kata's image (issue 44; tests/fixtures/kata-*/_vm): the partition 1 MiB
+// into a data area on a 2 MiB boundary, 16 of 16 2 MiB faults fell back on
+// 6.1; with the partition at 2 MiB, 16 mapped whole and 2 4 KiB faults.
+TEST_CASE("a filesystem off the 2 MiB grid is the cause, not the file", "[verdict][profile]")
+{
+    FaultProfile off = daxProfile(16, 16, 8192);
+    off.fstype = "ext4";
+    off.layout = {true, 16, 0};
+    off.device.blockdev = "pmem0p1";
+    off.device.memoryOffset = 1 << 20;
+    MappingOutcome m = judgeMapping(off);
+    CHECK(m.code == "fallback");
+    CHECK(m.cause == "layout");
+    CHECK_THAT(m.summary, Catch::Contains("pmem0p1 starts 1024 KiB off a 2 MiB boundary"));
+    CHECK_THAT(m.advice, Catch::Contains("partition on a 2 MiB boundary"));
+    CHECK_THAT(m.advice, !Catch::Contains("fallocate"));
+
+    MappingOutcome whole = judgeMapping(daxProfile(16, 0, 2));
+    CHECK(whole.code == "pmd");
+    CHECK(whole.advice.empty());
+    CHECK_THAT(whole.summary, Catch::Contains("none fell back"));
+}
