@@ -45,8 +45,9 @@ Result<UniqueFD> openStart(bool absolute)
 
 // The fast path: the whole of `path` in one openat2() that refuses every
 // symlink. ENOSYS/EPERM (old kernel, seccomp), ELOOP (a symlink on the way,
-// maybe a trusted one) and EAGAIN (a rename raced it) all mean "walk
-// instead", reported as `walk` so the caller's error stays the real one.
+// maybe a trusted one), EACCES (fs.protected_symlinks refused a link before
+// RESOLVE_NO_SYMLINKS did) and EAGAIN (a rename raced it) all mean "walk
+// instead", reported as `walk`, so the error the caller sees is the walk's.
 Result<UniqueFD> openNoSymlinks(const std::string &path, int flags, ResolveMode mode, bool &walk)
 {
     walk = false;
@@ -64,7 +65,7 @@ Result<UniqueFD> openNoSymlinks(const std::string &path, int flags, ResolveMode 
     int err = errno;
     if (err == ENOSYS)
         openat2Missing.store(true, std::memory_order_relaxed);
-    walk = err == ELOOP || err == EAGAIN || err == EINTR ||
+    walk = err == ELOOP || err == EACCES || err == EAGAIN || err == EINTR ||
            (mode == ResolveMode::Auto && (err == ENOSYS || err == EPERM));
     return failf(err, "open {}", path);
 }
