@@ -21,9 +21,11 @@ waits for strace to report the stop, swaps, then sends SIGCONT.
 
 usage: hostile_paths.py DAXPROBE [CASE...]
 """
+import fcntl
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -397,6 +399,96 @@ def case_agent_socket_parent_swapped(s):
     check(not os.path.exists(s.path("att.old/victim")), "the agent left its socket behind")
 
 
+def accepting(path):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        c.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        c.close()
+
+
+def refused_agent(sock, what):
+    """Starts a second agent on `sock`; it must exit non-zero, saying why.
+    It fails as soon as the agent makes a socket node of its own there (no
+    wait for the hang guard when it takes the path)."""
+    def node():
+        try:
+            return os.lstat(sock).st_ino
+        except FileNotFoundError:
+            return None
+    before = node()
+    b = bb.start_agent(DAXPROBE, sock, interval=3600)
+    bb.wait_until(lambda: not b.alive() or node() != before, f"the agent on {what} to exit")
+    if b.alive():
+        b.kill(signal.SIGTERM)
+        raise bb.Failure(f"an agent took {what}: its own socket is there now\n{b.log()[-600:]}")
+    rc = b.wait_exit()
+    check(rc != 0, f"an agent started on {what}: rc {rc}\n{b.log()[-600:]}")
+    return b.log()
+
+
+@scene
+def case_listen_second_agent(s):
+    # Issue 45, item 3: a second agent (a restart overlap, a debug run)
+    # unlinked the first's socket and took the path; the first ran on,
+    # unreachable, and removed the second's socket at its exit.
+    sock = s.path("agent.sock")
+    a = bb.start_agent(DAXPROBE, sock, interval=3600)
+    bb.wait_socket(sock, a)
+    log = refused_agent(sock, "a live agent's socket")
+    check("live socket" in log or "holds" in log, f"no reason given: {log[-300:]}")
+    check(a.alive() and accepting(sock), "the first agent lost its socket to the second")
+    a.kill(signal.SIGTERM)
+    check(not os.path.exists(sock) and not os.path.exists(sock + ".lock"),
+          f"left behind: {os.listdir(s.tmp)}")
+
+
+@scene
+def case_listen_their_live_socket(s):
+    # Root's agent must not delete another user's live socket in /tmp.
+    srv = bb.Proc(["sh", "-c", f"cd {s.tmp} && exec setpriv --reuid={NOBODY} --regid={NOBODY} "
+                   "--clear-groups -- python3 -c \"import socket, sys, time; "
+                   "s = socket.socket(socket.AF_UNIX); s.bind('srv'); s.listen(); "
+                   "print('listening', file=sys.stderr, flush=True); time.sleep(600)\""],
+                  "their server")
+    try:
+        srv.wait_log(lambda l: l == "listening", "their server's listen")
+        sock = s.path("srv")
+        refused_agent(sock, "another user's live socket")
+        check(accepting(sock) and os.lstat(sock).st_uid == NOBODY, "their live socket was replaced")
+    finally:
+        srv.kill()
+
+
+@scene
+def case_listen_lock_held(s):
+    # The lock alone, with no socket yet (two agents starting together):
+    # the connect probe has nothing to find, the lock must refuse.
+    sock = s.path("agent.sock")
+    fd = os.open(sock + ".lock", os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        log = refused_agent(sock, "a held lock")
+        check("holds" in log and not os.path.exists(sock), f"{log[-300:]} {os.listdir(s.tmp)}")
+    finally:
+        os.close(fd)
+
+
+@scene
+def case_listen_dead_socket(s):
+    # A socket of ours that nothing answers (an agent killed -9) is replaced.
+    sock = s.path("agent.sock")
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(sock)
+    dead.close()
+    a = bb.start_agent(DAXPROBE, sock, interval=3600)
+    bb.wait_socket(sock, a)
+    a.kill(signal.SIGTERM)
+
+
 CASES = {"capture-planted-symlink": case_capture_planted_symlink,
          "capture-dir-symlink": case_capture_dir_symlink,
          "capture-their-dir": case_capture_their_dir,
@@ -416,7 +508,11 @@ CASES = {"capture-planted-symlink": case_capture_planted_symlink,
          "output-own-parent-symlink": case_output_own_parent_symlink,
          "state-dir-swapped": case_state_dir_swapped,
          "state-dir-theirs": case_state_dir_theirs,
-         "agent-socket-parent-swapped": case_agent_socket_parent_swapped}
+         "agent-socket-parent-swapped": case_agent_socket_parent_swapped,
+         "listen-second-agent": case_listen_second_agent,
+         "listen-their-live-socket": case_listen_their_live_socket,
+         "listen-lock-held": case_listen_lock_held,
+         "listen-dead-socket": case_listen_dead_socket}
 
 
 def sysctl(name, value=None):
