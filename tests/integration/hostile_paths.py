@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Root's commands on paths another user controls (issue 31, items 1 and 2;
-issue 45, item 3: links one directory up, hard links, --state-dir swaps).
+issue 45, item 3: links one directory up, hard links, --state-dir swaps,
+and --listen on a live socket, another user's, or a held lock).
 
-Root runs the real `daxprobe` (`check --capture`, `exercise`, `profile -o`,
-`agent --listen`)
+Root runs the real `daxprobe` (`check --capture`, `check --state-dir`,
+`exercise`, `profile -o`, `agent --listen`)
 on names in a sticky world-writable directory, as in /tmp; a second user,
 uid 65534 through setpriv, plants symlinks, FIFOs and files there, or swaps
 a parent directory while `exercise` runs. No case may write, truncate or
@@ -414,9 +415,10 @@ def refused_agent(sock, what):
     """Starts a second agent on `sock`; it must exit non-zero, saying why.
     It fails as soon as the agent makes a socket node of its own there (no
     wait for the hang guard when it takes the path)."""
-    def node():
+    def node():  # the inode number alone is reused at once on tmpfs
         try:
-            return os.lstat(sock).st_ino
+            st = os.lstat(sock)
+            return (st.st_ino, st.st_uid, st.st_ctime_ns)
         except FileNotFoundError:
             return None
     before = node()
@@ -461,6 +463,31 @@ def case_listen_their_live_socket(s):
         check(accepting(sock) and os.lstat(sock).st_uid == NOBODY, "their live socket was replaced")
     finally:
         srv.kill()
+
+
+@scene
+def case_listen_live_socket_unlocked(s):
+    # A live socket of root's own with no lock beside it (an agent of an
+    # earlier version, any server): only the connect probe can see it.
+    sock = s.path("agent.sock")
+    live = socket.socket(socket.AF_UNIX)
+    live.bind(sock)
+    live.listen()
+    try:
+        log = refused_agent(sock, "a live socket with no lock")
+        check("live socket" in log and accepting(sock), f"{log[-300:]}")
+    finally:
+        live.close()
+
+
+@scene
+def case_listen_their_dead_socket(s):
+    # Dead, but theirs: root removes only its own names.
+    s.attacker("python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('srv')\"")
+    sock = s.path("srv")
+    log = refused_agent(sock, "another user's dead socket")
+    st = os.lstat(sock)
+    check(stat.S_ISSOCK(st.st_mode) and st.st_uid == NOBODY, f"their socket was replaced: {log[-300:]}")
 
 
 @scene
@@ -511,6 +538,8 @@ CASES = {"capture-planted-symlink": case_capture_planted_symlink,
          "agent-socket-parent-swapped": case_agent_socket_parent_swapped,
          "listen-second-agent": case_listen_second_agent,
          "listen-their-live-socket": case_listen_their_live_socket,
+         "listen-live-socket-unlocked": case_listen_live_socket_unlocked,
+         "listen-their-dead-socket": case_listen_their_dead_socket,
          "listen-lock-held": case_listen_lock_held,
          "listen-dead-socket": case_listen_dead_socket}
 
