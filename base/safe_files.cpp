@@ -145,8 +145,10 @@ Result<UniqueFD> openForRedirect(std::string_view path)
     // Another name for the same file may be anyone's (a hard link made where
     // fs.protected_hardlinks is 0): writing it would write that one too.
     if (S_ISREG(st.st_mode) && st.st_nlink > 1)
-        return failf(EMLINK, "{}: a file with {} hard links, not written (another name may be "
-                     "another user's)", path, st.st_nlink);
+        return failf(EMLINK,
+                     "{}: a file with {} hard links, not written (another name may be "
+                     "another user's)",
+                     path, st.st_nlink);
     // The kernel's protected_regular rule for sticky world-writable
     // directories: a file owned by the caller or by the directory's owner.
     if (shared && st.st_uid != ::geteuid() && st.st_uid != dirSt.st_uid)

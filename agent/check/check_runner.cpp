@@ -105,8 +105,8 @@ CheckOutcome live(const CheckOptions &options)
     facts.shutdownsSeen = seen;
     CheckOutcome out = render(facts, options);
     if (stateDir)
-        if (auto saved = saveShutdownCounts(*stateDir,
-                                            updatedShutdownCounts(seen, facts.topology.dimms));
+        if (auto saved =
+                saveShutdownCounts(*stateDir, updatedShutdownCounts(seen, facts.topology.dimms));
             !saved)
             return failed(saved.error().describe(), options);
 

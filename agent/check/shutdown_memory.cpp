@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/safe_path.h"
 #include "base/safe_files.h"
+#include "base/safe_path.h"
 
 namespace daxprobe
 {

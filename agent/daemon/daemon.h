@@ -83,7 +83,7 @@ class AgentDaemon
     std::unique_ptr<ChangeWatch> changes_; // uevents, badblocks files
     UniqueFD portFd_;                      // virtio port: open for the daemon's whole life
     ListenSocket listen_;                  // --listen mode: removes only its own socket
-    UniqueFD clientFd_;   // --listen mode: at most one host at a time
+    UniqueFD clientFd_;                    // --listen mode: at most one host at a time
     UniqueFD epollFd_;
     struct Watched {
         int fd = -1;

@@ -100,8 +100,10 @@ Result<ListenSocket> ListenSocket::bind(const std::string &path)
     if (::fstatat(s.dir_.dir.get(), s.dir_.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISSOCK(st.st_mode)) {
         if (answers(addr))
-            return failf(EADDRINUSE, "{}: a live socket (something accepts connections there), "
-                         "left alone", path);
+            return failf(EADDRINUSE,
+                         "{}: a live socket (something accepts connections there), "
+                         "left alone",
+                         path);
         if (st.st_uid != ::geteuid())
             return failf(EACCES, "{}: a dead socket of uid {}, not removed", path, st.st_uid);
         // Ours and dead (an agent killed before its exit): replaced.

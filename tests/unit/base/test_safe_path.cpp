@@ -47,7 +47,7 @@ TEST_CASE("resolveTrusted follows the caller's links on every component", "[safe
     TempDir t;
     const std::string real = t.path() + "/real";
     fs::create_directories(real + "/sub");
-    fs::create_directory_symlink(real, t.path() + "/abs");  // absolute target
+    fs::create_directory_symlink(real, t.path() + "/abs");       // absolute target
     fs::create_directory_symlink("real/sub", t.path() + "/rel"); // relative target
     fs::create_symlink(real + "/file", t.path() + "/filelink");
     std::ofstream(real + "/file") << "x";
