@@ -562,6 +562,9 @@ def main():
             print(f"SKIP: {tool} is not installed (packaging/install-deps.sh installs it)")
             return 77
     old = {n: sysctl(n) for n in SYSCTLS}
+    # meson's timeout sends SIGTERM, whose default action skips `finally`:
+    # as an exception it restores the sysctls like any other exit.
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
     names = sys.argv[2:] or list(CASES)
     rc = 0
     try:
