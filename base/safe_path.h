@@ -22,7 +22,9 @@ namespace daxprobe
 // Where the kernel has openat2(), a path with no symlink at all is resolved
 // in one call (RESOLVE_NO_SYMLINKS); otherwise, or when it has a symlink,
 // one component at a time from held directory fds (O_PATH|O_NOFOLLOW), so a
-// rename in between changes nothing already resolved.
+// rename in between changes nothing already resolved. RESOLVE_BENEATH has
+// no part here: these are paths a user gave, absolute or from the working
+// directory, with no tree to stay below (base/beneath.h confines captures).
 
 // Whose symlinks are followed: root's and the caller's (effective uid).
 bool trustedLinkOwner(uid_t owner);

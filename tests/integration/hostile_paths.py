@@ -506,14 +506,17 @@ def case_listen_lock_held(s):
 
 @scene
 def case_listen_dead_socket(s):
-    # A socket of ours that nothing answers (an agent killed -9) is replaced.
+    # What an agent killed -9 leaves, a socket nothing answers and an
+    # unlocked lock file, both ours: reused, then removed at exit.
     sock = s.path("agent.sock")
     dead = socket.socket(socket.AF_UNIX)
     dead.bind(sock)
     dead.close()
+    os.close(os.open(sock + ".lock", os.O_RDONLY | os.O_CREAT, 0o600))
     a = bb.start_agent(DAXPROBE, sock, interval=3600)
     bb.wait_socket(sock, a)
     a.kill(signal.SIGTERM)
+    check(os.listdir(s.tmp) == [], f"left behind: {os.listdir(s.tmp)}")
 
 
 CASES = {"capture-planted-symlink": case_capture_planted_symlink,
