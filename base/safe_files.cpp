@@ -1,5 +1,7 @@
 #include "base/safe_files.h"
 
+#include "base/safe_path.h"
+
 #include <cerrno>
 #include <dirent.h>
 #include <fcntl.h>
@@ -48,21 +50,10 @@ Result<bool> isEmptyDir(int fd)
 
 Result<ParentDir> openParent(std::string_view path)
 {
-    if (path.empty())
-        return fail("empty path", ENOENT);
-    if (path.back() == '/')
-        return failf(EISDIR, "{}: names a directory", path);
-    std::size_t slash = path.rfind('/');
-    std::string dir = slash == std::string_view::npos ? "."
-                      : slash == 0                    ? "/"
-                                                      : std::string(path.substr(0, slash));
-    std::string name(slash == std::string_view::npos ? path : path.substr(slash + 1));
-    if (name == "." || name == "..")
-        return failf(EINVAL, "{}: does not name a file", path);
-    UniqueFD fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!fd)
-        return failf(errno, "open directory {}", dir);
-    return ParentDir{std::move(fd), std::move(name)};
+    auto r = resolveTrusted(path, false);
+    if (!r)
+        return tl::unexpected(r.error());
+    return ParentDir{std::move(r->dir), std::move(r->name)};
 }
 
 Result<CreatedFile> createExclusive(int dirfd, const std::string &name, int flags, mode_t mode)
@@ -121,7 +112,10 @@ Result<void> removeCreated(int dirfd, const std::string &name, const FileId &id)
 
 Result<UniqueFD> openForRedirect(std::string_view path)
 {
-    auto parent = openParent(path);
+    // Every directory on the way, and a last name that is a symlink, resolved
+    // without following another user's link (base/safe_path.h): what is left
+    // is a name that was no symlink, opened O_NOFOLLOW below.
+    auto parent = resolveTrusted(path, true);
     if (!parent)
         return tl::unexpected(parent.error());
     const int dirfd = parent->dir.get();
@@ -131,51 +125,41 @@ Result<UniqueFD> openForRedirect(std::string_view path)
     if (::fstat(dirfd, &dirSt) != 0)
         return failf(errno, "stat the directory of {}", path);
     const bool shared = (dirSt.st_mode & S_ISVTX) && (dirSt.st_mode & S_IWOTH);
-    if (!shared) {
-        UniqueFD fd(::openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-        if (!fd)
-            return failf(errno, "open {}", path);
-        return fd;
-    }
 
-    // The kernel's rule for sticky world-writable directories: a name owned
-    // by the caller or by the directory's owner is theirs to follow or reuse.
-    const uid_t me = ::geteuid();
-    auto trusted = [&](uid_t uid) { return uid == me || uid == dirSt.st_uid; };
-    struct stat st {
-    };
-    bool followLink = false;
-    if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-        if (!trusted(st.st_uid))
-            return failf(EACCES,
-                         "{}: a symlink of uid {} in a sticky world-writable directory, not "
-                         "followed",
-                         path, st.st_uid);
-        followLink = true;
-    }
-    // Not truncated, and no wait for a FIFO's reader, until the owner is known.
-    UniqueFD fd(::openat(
-        dirfd, name, O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | (followLink ? 0 : O_NOFOLLOW),
-        0666));
+    // Not truncated until the file is known, and in a shared directory no
+    // wait for a FIFO's reader either.
+    UniqueFD fd(::openat(dirfd, name,
+                         O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (shared ? O_NONBLOCK : 0),
+                         0666));
     if (!fd) {
         if (errno == ELOOP)
-            return failf(EACCES,
-                         "{}: a symlink appeared in a sticky world-writable directory, not "
-                         "followed",
-                         path);
+            return failf(EACCES, "{}: a symlink appeared while it was opened, not followed", path);
         if (errno == ENXIO)
             return failf(ENXIO, "{}: a FIFO with no reader", path);
         return failf(errno, "open {}", path);
     }
+    struct stat st {
+    };
     if (::fstat(fd.get(), &st) != 0)
         return failf(errno, "stat {}", path);
-    if (!followLink && !trusted(st.st_uid))
+    // Another name for the same file may be anyone's (a hard link made where
+    // fs.protected_hardlinks is 0): writing it would write that one too.
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1)
+        return failf(EMLINK,
+                     "{}: a file with {} hard links, not written (another name may be "
+                     "another user's)",
+                     path, st.st_nlink);
+    // The kernel's protected_regular rule for sticky world-writable
+    // directories: a file owned by the caller or by the directory's owner.
+    if (shared && st.st_uid != ::geteuid() && st.st_uid != dirSt.st_uid)
         return failf(EACCES,
                      "{}: a file of uid {} in a sticky world-writable directory, not written", path,
                      st.st_uid);
-    int fl = ::fcntl(fd.get(), F_GETFL);
-    if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0)
-        return failf(errno, "fcntl {}", path);
+    if (shared) {
+        int fl = ::fcntl(fd.get(), F_GETFL);
+        if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0)
+            return failf(errno, "fcntl {}", path);
+    }
     if (S_ISREG(st.st_mode) && ::ftruncate(fd.get(), 0) != 0)
         return failf(errno, "truncate {}", path);
     return fd;

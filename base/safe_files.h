@@ -23,8 +23,9 @@ struct FileId {
     bool operator==(const FileId &) const = default;
 };
 
-// The directory that holds a path's last component, opened once (following
-// symlinks before the last component, as any command does), and that name.
+// The directory that holds a path's last component, opened once, and that
+// name. Symlinks before the last component are followed only when root or
+// the caller owns them (base/safe_path.h); another user's is refused.
 // Refuses a path whose last component is empty, "." or "..".
 struct ParentDir {
     UniqueFD dir;
@@ -50,10 +51,13 @@ Result<UniqueFD> makeDirExclusive(int dirfd, const std::string &name, mode_t mod
 Result<void> removeCreated(int dirfd, const std::string &name, const FileId &id);
 
 // Opens `path` for writing as a shell's `>` would (created 0666 & ~umask, or
-// truncated), except inside a sticky world-writable directory such as /tmp,
-// where, as fs.protected_symlinks and protected_regular do, it refuses a
-// symlink and an existing file owned by neither the caller nor the
-// directory's owner, and never blocks on a FIFO.
+// truncated), except that, whatever the fs.protected_* sysctls say:
+// - no symlink of another user is followed, on any component, the last
+//   included (base/safe_path.h); root's and the caller's are;
+// - an existing file with more than one hard link is refused (EMLINK);
+// - inside a sticky world-writable directory such as /tmp, as
+//   protected_regular does, a file owned by neither the caller nor the
+//   directory's owner is refused, and a FIFO never blocks.
 Result<UniqueFD> openForRedirect(std::string_view path);
 
 // write(2) until done (EINTR and short writes retried).

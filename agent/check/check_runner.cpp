@@ -82,8 +82,13 @@ CheckOutcome live(const CheckOptions &options)
     }
 
     ShutdownCounts seen;
+    std::optional<StateDir> stateDir;
     if (!options.stateDir.empty()) {
-        auto loaded = loadShutdownCounts(options.stateDir);
+        auto opened = openStateDir(options.stateDir);
+        if (!opened)
+            return failed(opened.error().describe(), options);
+        stateDir.emplace(std::move(*opened));
+        auto loaded = loadShutdownCounts(*stateDir);
         if (!loaded)
             return failed(loaded.error().describe(), options);
         seen = std::move(*loaded);
@@ -99,9 +104,9 @@ CheckOutcome live(const CheckOptions &options)
     Facts facts = gatherFacts(*root, g);
     facts.shutdownsSeen = seen;
     CheckOutcome out = render(facts, options);
-    if (!options.stateDir.empty())
-        if (auto saved = saveShutdownCounts(options.stateDir,
-                                            updatedShutdownCounts(seen, facts.topology.dimms));
+    if (stateDir)
+        if (auto saved =
+                saveShutdownCounts(*stateDir, updatedShutdownCounts(seen, facts.topology.dimms));
             !saved)
             return failed(saved.error().describe(), options);
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "base/unique_fd.h"
 #include "probes/readers/dimm.h"
 
 namespace daxprobe
@@ -13,15 +14,25 @@ namespace daxprobe
 // state directory (--state-dir; the unit's StateDirectory=).
 inline constexpr const char *kShutdownMemoryFile = "dimm-shutdowns.json";
 
-// The counts in `stateDir`'s file: none when there is no file yet. A file
+// The state directory, resolved once (no other user's symlink followed,
+// base/safe_path.h) and used through this fd by the load and the save, so a
+// path swapped in between changes nothing. Refused unless owned by the
+// caller and writable by no one else.
+struct StateDir {
+    UniqueFD fd;
+    std::string path; // for messages only
+};
+Result<StateDir> openStateDir(const std::string &path);
+
+// The counts in the state directory's file: none when there is no file yet. A file
 // that is not what this program wrote (too big, not JSON, not an object of
 // counts) is an error, never read as counts.
-Result<ShutdownCounts> loadShutdownCounts(const std::string &stateDir);
+Result<ShutdownCounts> loadShutdownCounts(const StateDir &dir);
 
 // `seen` updated with every DIMM's live count (SMART), the rest kept.
 ShutdownCounts updatedShutdownCounts(ShutdownCounts seen, const std::vector<NdDimm> &dimms);
 
 // Replaces the file (a new one renamed over it, docs/conventions.md, 14).
-Result<void> saveShutdownCounts(const std::string &stateDir, const ShutdownCounts &counts);
+Result<void> saveShutdownCounts(const StateDir &dir, const ShutdownCounts &counts);
 
 } // namespace daxprobe

@@ -18,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/daemon/daemon_port.h"
+#include "agent/daemon/listen_socket.h"
 
 namespace daxprobe
 {
@@ -34,51 +35,6 @@ namespace
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
-struct Listening {
-    UniqueFD fd;
-    ParentDir dir;
-    FileId id;
-};
-
-// Binds `path` as root may in a directory others can write: the directory is
-// opened once and the socket bound through it (/proc/self/fd/N/NAME), made
-// 0600 by the umask rather than a chmod that would follow a swapped-in
-// symlink, and only a stale socket there is replaced (base/safe_files.h).
-Result<Listening> listenUnix(const std::string &path)
-{
-    auto dir = openParent(path);
-    if (!dir)
-        return failf(dir.error().code, "socket path {}: {}", path, dir.error().message);
-    sockaddr_un addr{};
-    std::string via = fmt::format("/proc/self/fd/{}/{}", dir->dir.get(), dir->name);
-    if (via.size() >= sizeof(addr.sun_path) || ::access("/proc/self/fd", X_OK) != 0)
-        via = path; // no /proc, or a long name: the path as given
-    if (via.size() >= sizeof(addr.sun_path))
-        return failf(ENAMETOOLONG, "socket path {}", path);
-    UniqueFD fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd)
-        return failf(errno, "socket");
-    struct stat st {
-    };
-    // Replace a stale socket from an earlier run, never a regular file.
-    if (::fstatat(dir->dir.get(), dir->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISSOCK(st.st_mode))
-        ::unlinkat(dir->dir.get(), dir->name.c_str(), 0);
-    addr.sun_family = AF_UNIX;
-    via.copy(addr.sun_path, via.size());
-    mode_t oldMask = ::umask(0177); // single-threaded here: no other file is being made
-    int bound = ::bind(fd.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
-    int bindErr = errno;
-    ::umask(oldMask);
-    if (bound < 0)
-        return failf(bindErr, "bind {}", path);
-    if (::fstatat(dir->dir.get(), dir->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return failf(errno, "stat {}", path);
-    if (::listen(fd.get(), 4) < 0)
-        return failf(errno, "listen {}", path);
-    return Listening{std::move(fd), std::move(*dir), FileId{st.st_dev, st.st_ino}};
-}
-
 } // namespace
 
 AgentDaemon::AgentDaemon(const DaemonOptions &options, protocol::AgentIdentity identity,
@@ -88,14 +44,7 @@ AgentDaemon::AgentDaemon(const DaemonOptions &options, protocol::AgentIdentity i
 {
 }
 
-AgentDaemon::~AgentDaemon()
-{
-    if (listenFd_) {
-        auto r = removeCreated(listenDir_.dir.get(), listenDir_.name, listenId_);
-        if (!r && r.error().code != ENOENT)
-            spdlog::warn("{}: not removed: {}", path_, r.error().describe());
-    }
-}
+AgentDaemon::~AgentDaemon() = default; // the listener removes its own socket
 
 Result<std::unique_ptr<AgentDaemon>> AgentDaemon::create(const DaemonOptions &options,
                                                          protocol::AgentIdentity identity,
@@ -132,19 +81,17 @@ Result<std::unique_ptr<AgentDaemon>> AgentDaemon::create(const DaemonOptions &op
     d->watch(kSignal, d->signalFd_ ? d->signalFd_.get() : -1, EPOLLIN);
     d->watch(kMounts, d->mountsFd_ ? d->mountsFd_.get() : -1, EPOLLPRI);
     d->watch(kChanges, d->changes_ ? d->changes_->fd() : -1, EPOLLIN);
-    d->watch(kListen, d->listenFd_ ? d->listenFd_.get() : -1, EPOLLIN);
+    d->watch(kListen, d->listen_ ? d->listen_.fd() : -1, EPOLLIN);
     return d;
 }
 
 Result<void> AgentDaemon::openTransport()
 {
     if (!options_.listenPath.empty()) {
-        auto l = listenUnix(options_.listenPath);
+        auto l = ListenSocket::bind(options_.listenPath);
         if (!l)
             return tl::unexpected(l.error());
-        listenFd_ = std::move(l->fd);
-        listenDir_ = std::move(l->dir);
-        listenId_ = l->id;
+        listen_ = std::move(*l);
         path_ = options_.listenPath;
         spdlog::info("agent on {} (stream {})", path_, session_.identity().stream);
         return {};
@@ -242,7 +189,7 @@ void AgentDaemon::closeClient()
 void AgentDaemon::acceptClient()
 {
     for (;;) {
-        UniqueFD fd(::accept4(listenFd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        UniqueFD fd(::accept4(listen_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
         if (!fd)
             return;
         if (clientFd_) {

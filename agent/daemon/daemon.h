@@ -6,6 +6,7 @@
 
 #include "agent/daemon/agent_session.h"
 #include "agent/daemon/change_watch.h"
+#include "agent/daemon/listen_socket.h"
 #include "base/result.h"
 #include "base/safe_files.h"
 #include "base/unique_fd.h"
@@ -81,10 +82,8 @@ class AgentDaemon
     UniqueFD mountsFd_;
     std::unique_ptr<ChangeWatch> changes_; // uevents, badblocks files
     UniqueFD portFd_;                      // virtio port: open for the daemon's whole life
-    UniqueFD listenFd_;                    // --listen mode
-    ParentDir listenDir_; // the socket's directory, held: removed from there at exit
-    FileId listenId_;     // the socket node bound, the only one removed
-    UniqueFD clientFd_;   // --listen mode: at most one host at a time
+    ListenSocket listen_;                  // --listen mode: removes only its own socket
+    UniqueFD clientFd_;                    // --listen mode: at most one host at a time
     UniqueFD epollFd_;
     struct Watched {
         int fd = -1;

@@ -84,28 +84,49 @@ bool stopRequested(ExerciseRun &run)
 class RemoveOnExit
 {
   public:
-    RemoveOnExit(ExerciseRun &run, const ParentDir &parent, const FileId &id)
-        : run_(run), parent_(parent), id_(id)
+    RemoveOnExit(ExerciseRun &run, const ParentDir &parent, const CreatedFile &file)
+        : run_(run), parent_(parent), file_(file)
     {
     }
     ~RemoveOnExit()
     {
-        auto r = removeCreated(parent_.dir.get(), parent_.name, id_);
+        auto r = removeCreated(parent_.dir.get(), parent_.name, file_.id);
         if (r) {
             run_.removed = true;
             if (!sameDirectory())
                 run_.removeNote = "its directory was moved while it ran: the file removed is "
                                   "the one it created, not what the path names now";
+            outlived();
         } else if (r.error().code == ESTALE)
             run_.removeError = fmt::format(
                 "{}: the name no longer leads to the file exercise created (inode {}), so "
                 "nothing was removed; the created file may be left under another name",
-                run_.path, id_.ino);
+                run_.path, file_.id.ino);
         else
             run_.removeError = fmt::format("{}: {}", run_.path, r.error().describe());
     }
     RemoveOnExit(const RemoveOnExit &) = delete;
     RemoveOnExit &operator=(const RemoveOnExit &) = delete;
+
+  private:
+    // A hard link made to the file while it ran (fs.protected_hardlinks=0)
+    // keeps the inode alive after our name is gone: the name was removed,
+    // the file was not. Its data is ours to drop, so the size goes; the
+    // other name, which we cannot find, is reported.
+    void outlived()
+    {
+        struct stat st {
+        };
+        if (::fstat(file_.fd.get(), &st) != 0 || st.st_nlink == 0)
+            return;
+        const bool emptied = ::ftruncate(file_.fd.get(), 0) == 0;
+        run_.removed = false;
+        run_.removeError = fmt::format(
+            "{}: its name was removed, but the file exercise created (inode {}) has {} other "
+            "hard link(s) made while it ran, so it was not removed; {}",
+            run_.path, file_.id.ino, st.st_nlink,
+            emptied ? "its data was truncated to 0 bytes" : "its data could not be truncated");
+    }
 
   private:
     // Does the path still lead to the directory the file was created in?
@@ -120,7 +141,7 @@ class RemoveOnExit
 
     ExerciseRun &run_;
     const ParentDir &parent_;
-    FileId id_;
+    const CreatedFile &file_;
 };
 
 // A shared mapping of the whole file at a 2 MiB-aligned address: with the
@@ -329,7 +350,7 @@ ExerciseRun runExercise(const Root &root, const ExerciseOptions &options)
     run.created = true;
     {
         RemoveOnExit remove(run, *parent,
-                            created->id); // records into run: keep it out of the return
+                            *created); // records into run: keep it out of the return
         exerciseFile(root, options, created->fd, run);
     }
     return run;

@@ -46,7 +46,7 @@ struct ExerciseRun {
     bool usageError = false; // e.g. the path exists: nothing was touched
     std::vector<ExercisePhase> phases;
     FootprintVerdict footprint;
-    bool removed = false;    // the inode created was unlinked
+    bool removed = false;    // the file created is gone: its name unlinked, no other link left
     std::string removeNote;  // removed, but the path no longer leads there
     std::string removeError; // not removed: why (e.g. the name now leads elsewhere)
 

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Root's commands on paths another user controls (issue 31, items 1 and 2).
+"""Root's commands on paths another user controls (issue 31, items 1 and 2;
+issue 45, item 3: links one directory up, hard links, --state-dir swaps,
+and --listen on a live socket, another user's, or a held lock).
 
-Root runs the real `daxprobe` (`check --capture`, `exercise`, `profile -o`,
-`agent --listen`)
+Root runs the real `daxprobe` (`check --capture`, `check --state-dir`,
+`exercise`, `profile -o`, `agent --listen`)
 on names in a sticky world-writable directory, as in /tmp; a second user,
 uid 65534 through setpriv, plants symlinks, FIFOs and files there, or swaps
 a parent directory while `exercise` runs. No case may write, truncate or
 remove anything but daxprobe's own files: a root-only "victim" file and
 directory are checked after each. Every case runs with fs.protected_symlinks,
-protected_regular and protected_fifos all 0 (daxprobe alone must hold) and
-all 1 (the kernel's rules on top); the old values are restored.
+protected_hardlinks, protected_regular and protected_fifos all 0 (daxprobe
+alone must hold) and all 1 (the kernel's rules on top); the old values are
+restored on every exit. Where the kernel at 1 refuses the attacker's own
+step (a hard link to root's file), root makes that link itself: the state
+daxprobe meets is the same, and it must refuse it just the same.
 
 The exercise swap is made while exercise is stopped, not raced: strace
 injects SIGSTOP at its first fallocate (the file exists by then), the test
@@ -17,13 +22,16 @@ waits for strace to report the stop, swaps, then sends SIGCONT.
 
 usage: hostile_paths.py DAXPROBE [CASE...]
 """
+import fcntl
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import shutil
 
 import blackbox as bb
@@ -31,7 +39,7 @@ from blackbox import check
 
 DAXPROBE = sys.argv[1] if len(sys.argv) > 1 else ""
 NOBODY = 65534
-SYSCTLS = ["protected_symlinks", "protected_regular", "protected_fifos"]
+SYSCTLS = ["protected_symlinks", "protected_hardlinks", "protected_regular", "protected_fifos"]
 SECRET = "root's secret\n"
 
 
@@ -55,12 +63,19 @@ class Scene:
     def path(self, rel):
         return os.path.join(self.tmp, rel)
 
-    def attacker(self, script):
-        """Runs a shell script as uid 65534 in tmp."""
+    def attacker(self, script, may_fail=False):
+        """Runs a shell script as uid 65534 in tmp; True if it succeeded."""
         p = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--",
                             "sh", "-ec", script], cwd=self.tmp, capture_output=True, text=True,
                            timeout=bb.HANG_GUARD_S)
-        check(p.returncode == 0, f"attacker's `{script}` failed: {p.stderr}")
+        check(may_fail or p.returncode == 0, f"attacker's `{script}` failed: {p.stderr}")
+        return p.returncode == 0
+
+    def hard_link(self, target, rel):
+        """A second name `rel` in tmp for root's `target`: by the attacker
+        where fs.protected_hardlinks=0 lets them, else by root."""
+        if not self.attacker(f"ln {target} {rel}", may_fail=True):
+            os.link(target, self.path(rel))
 
     def victim_intact(self):
         check(sorted(os.listdir(self.rootonly)) == ["victim"],
@@ -207,6 +222,29 @@ def case_exercise_name_replaced(s):
 
 
 @scene
+def case_exercise_hardlinked(s):
+    # Issue 45, item 3: a second name made while it runs keeps the inode,
+    # and its 4 MiB, alive after exercise unlinks its own name.
+    s.attacker("mkdir -p att/d")
+    proc, tracee, out = exercise_stopped(s, s.path("att/d/victim"))
+    s.hard_link(s.path("att/d/victim"), "att/d/keep")
+    rc, doc = exercise_result(proc, tracee, out)
+    size = os.stat(s.path("att/d/keep")).st_size
+    check(size == 0, f"exercise left {size} bytes of root's file under another name")
+    check(rc == 1 and doc.get("removed") is False and "hard link" in (doc.get("remove_error") or ""),
+          f"rc {rc}, removed {doc.get('removed')}, remove_error {doc.get('remove_error')!r}")
+
+
+@scene
+def case_exercise_their_parent_symlink(s):
+    s.attacker(f"ln -s {s.rootonly} lnk")
+    rc, out, err = daxprobe("exercise", s.path("lnk/new"), "--size", "2M", "--no-perf")
+    # It removes its own file at the end, so the victim's directory alone
+    # cannot show that it went through their link: the refusal does.
+    check(rc != 0 and "not followed" in out + err, f"exercise through their link: rc {rc} {out[-300:]!r}")
+
+
+@scene
 def case_exercise_planted(s):
     s.attacker(f"mkdir -p att && mkfifo att/fifo && ln -s {s.rootonly}/new att/link")
     for name in ("fifo", "link"):
@@ -245,6 +283,40 @@ def case_output_their_fifo(s):
 
 
 @scene
+def case_output_hardlink_to_root(s):
+    # Issue 45, item 3: a second name for a root 0600 file, in /tmp.
+    rootfile = os.path.join(s.base, "rootfile")
+    with open(rootfile, "w") as f:
+        f.write(SECRET)
+    os.chmod(rootfile, 0o600)
+    s.hard_link(rootfile, "out")
+    rc, out, err = profile_to(s.path("out"))
+    with open(rootfile) as f:
+        kept = f.read()
+    check(rc == 2 and kept == SECRET, f"-o on a hard link to root's file: rc {rc}, now {kept[:80]!r}")
+
+
+@scene
+def case_output_their_parent_symlink(s):
+    # Issue 45, item 3: their symlink one directory up, not the last name.
+    s.attacker(f"ln -s {s.rootonly} lnk")
+    rc, out, err = profile_to(s.path("lnk/out.json"))
+    s.victim_intact()
+    check(rc == 2, f"-o through their parent symlink: rc {rc} {err[-300:]!r}")
+
+
+@scene
+def case_output_own_parent_symlink(s):
+    # Root's own links on the way (/var/run -> /run) keep working.
+    real = os.path.join(s.base, "reports")
+    os.mkdir(real)
+    os.symlink(real, s.path("rootlink"))
+    rc, out, err = profile_to(s.path("rootlink/out.json"))
+    check(rc == 0 and os.path.getsize(os.path.join(real, "out.json")) > 0,
+          f"-o through root's own parent symlink: rc {rc} {err[-300:]!r}")
+
+
+@scene
 def case_output_own(s):
     # What `>` would do: a new file, root's own file truncated, root's own
     # symlink followed, and anything outside /tmp-like directories as usual.
@@ -260,6 +332,52 @@ def case_output_own(s):
             text = f.read()
         check(rc == 0 and 0 < len(text) < 100000 and "x" * 10 not in text,
               f"-o {path}: rc {rc} {err[-300:]!r} {text[:100]!r}")
+
+
+# --- check --state-dir DIR -----------------------------------------------------
+
+@scene
+def case_state_dir_swapped(s):
+    # Issue 45, item 3: root's state directory in a directory the other user
+    # owns, swapped for their symlink between the load and the save. strace
+    # stops the check right after it first opens the directory (-P: only
+    # calls on that path count); every stop after the swap is continued.
+    s.attacker("mkdir att")
+    state = s.path("att/state")
+    os.mkdir(state, 0o700)
+    out = tempfile.TemporaryFile(mode="w+")
+    proc = bb.Proc(["strace", "-P", state, "-e", "trace=open,openat,openat2",
+                    "-e", "inject=open,openat,openat2:signal=SIGSTOP:when=1",
+                    DAXPROBE, "check", "--no-active", "--json", "--state-dir", state],
+                   "strace daxprobe check", stdout=out)
+    proc.wait_log(lambda l: "stopped by SIGSTOP" in l, "the check's stop")
+    with open(f"/proc/{proc.proc.pid}/task/{proc.proc.pid}/children") as f:
+        tracee = int(f.read().split()[0])
+    s.attacker(f"mv att/state att/state.old && ln -s {s.rootonly} att/state")
+    deadline = time.monotonic() + bb.HANG_GUARD_S  # then wait_exit's guard fails it
+    while proc.proc.poll() is None and time.monotonic() < deadline:
+        try:
+            os.kill(tracee, signal.SIGCONT)
+        except ProcessLookupError:
+            break
+        try:
+            proc.proc.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            pass
+    rc = proc.wait_exit()
+    s.victim_intact()
+    check(rc in (0, 1) and os.path.isfile(s.path("att/state.old/dimm-shutdowns.json")),
+          f"the save did not go where the load read: rc {rc}, state.old has "
+          f"{os.listdir(s.path('att/state.old'))}\n{proc.log()[-600:]}")
+
+
+@scene
+def case_state_dir_theirs(s):
+    # Counts they can write are counts they choose: their directory is refused.
+    s.attacker("mkdir st")
+    rc, out, err = daxprobe("check", "--no-active", "--json", "--state-dir", s.path("st"))
+    check(rc == 2 and os.listdir(s.path("st")) == [],
+          f"another user's state directory: rc {rc}, holds {os.listdir(s.path('st'))} {out[-300:]!r}")
 
 
 # --- agent --listen SOCKET ------------------------------------------------------
@@ -282,6 +400,125 @@ def case_agent_socket_parent_swapped(s):
     check(not os.path.exists(s.path("att.old/victim")), "the agent left its socket behind")
 
 
+def accepting(path):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        c.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        c.close()
+
+
+def refused_agent(sock, what):
+    """Starts a second agent on `sock`; it must exit non-zero, saying why.
+    It fails as soon as the agent makes a socket node of its own there (no
+    wait for the hang guard when it takes the path)."""
+    def node():  # the inode number alone is reused at once on tmpfs
+        try:
+            st = os.lstat(sock)
+            return (st.st_ino, st.st_uid, st.st_ctime_ns)
+        except FileNotFoundError:
+            return None
+    before = node()
+    b = bb.start_agent(DAXPROBE, sock, interval=3600)
+    bb.wait_until(lambda: not b.alive() or node() != before, f"the agent on {what} to exit")
+    if b.alive():
+        b.kill(signal.SIGTERM)
+        raise bb.Failure(f"an agent took {what}: its own socket is there now\n{b.log()[-600:]}")
+    rc = b.wait_exit()
+    check(rc != 0, f"an agent started on {what}: rc {rc}\n{b.log()[-600:]}")
+    return b.log()
+
+
+@scene
+def case_listen_second_agent(s):
+    # Issue 45, item 3: a second agent (a restart overlap, a debug run)
+    # unlinked the first's socket and took the path; the first ran on,
+    # unreachable, and removed the second's socket at its exit.
+    sock = s.path("agent.sock")
+    a = bb.start_agent(DAXPROBE, sock, interval=3600)
+    bb.wait_socket(sock, a)
+    log = refused_agent(sock, "a live agent's socket")
+    check("live socket" in log or "holds" in log, f"no reason given: {log[-300:]}")
+    check(a.alive() and accepting(sock), "the first agent lost its socket to the second")
+    a.kill(signal.SIGTERM)
+    check(not os.path.exists(sock) and not os.path.exists(sock + ".lock"),
+          f"left behind: {os.listdir(s.tmp)}")
+
+
+@scene
+def case_listen_their_live_socket(s):
+    # Root's agent must not delete another user's live socket in /tmp.
+    srv = bb.Proc(["sh", "-c", f"cd {s.tmp} && exec setpriv --reuid={NOBODY} --regid={NOBODY} "
+                   "--clear-groups -- python3 -c \"import socket, sys, time; "
+                   "s = socket.socket(socket.AF_UNIX); s.bind('srv'); s.listen(); "
+                   "print('listening', file=sys.stderr, flush=True); time.sleep(600)\""],
+                  "their server")
+    try:
+        srv.wait_log(lambda l: l == "listening", "their server's listen")
+        sock = s.path("srv")
+        refused_agent(sock, "another user's live socket")
+        check(accepting(sock) and os.lstat(sock).st_uid == NOBODY, "their live socket was replaced")
+    finally:
+        srv.kill()
+
+
+@scene
+def case_listen_live_socket_unlocked(s):
+    # A live socket of root's own with no lock beside it (an agent of an
+    # earlier version, any server): only the connect probe can see it.
+    sock = s.path("agent.sock")
+    live = socket.socket(socket.AF_UNIX)
+    live.bind(sock)
+    live.listen()
+    try:
+        log = refused_agent(sock, "a live socket with no lock")
+        check("live socket" in log and accepting(sock), f"{log[-300:]}")
+    finally:
+        live.close()
+
+
+@scene
+def case_listen_their_dead_socket(s):
+    # Dead, but theirs: root removes only its own names.
+    s.attacker("python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('srv')\"")
+    sock = s.path("srv")
+    log = refused_agent(sock, "another user's dead socket")
+    st = os.lstat(sock)
+    check(stat.S_ISSOCK(st.st_mode) and st.st_uid == NOBODY, f"their socket was replaced: {log[-300:]}")
+
+
+@scene
+def case_listen_lock_held(s):
+    # The lock alone, with no socket yet (two agents starting together):
+    # the connect probe has nothing to find, the lock must refuse.
+    sock = s.path("agent.sock")
+    fd = os.open(sock + ".lock", os.O_RDONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        log = refused_agent(sock, "a held lock")
+        check("holds" in log and not os.path.exists(sock), f"{log[-300:]} {os.listdir(s.tmp)}")
+    finally:
+        os.close(fd)
+
+
+@scene
+def case_listen_dead_socket(s):
+    # What an agent killed -9 leaves, a socket nothing answers and an
+    # unlocked lock file, both ours: reused, then removed at exit.
+    sock = s.path("agent.sock")
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(sock)
+    dead.close()
+    os.close(os.open(sock + ".lock", os.O_RDONLY | os.O_CREAT, 0o600))
+    a = bb.start_agent(DAXPROBE, sock, interval=3600)
+    bb.wait_socket(sock, a)
+    a.kill(signal.SIGTERM)
+    check(os.listdir(s.tmp) == [], f"left behind: {os.listdir(s.tmp)}")
+
+
 CASES = {"capture-planted-symlink": case_capture_planted_symlink,
          "capture-dir-symlink": case_capture_dir_symlink,
          "capture-their-dir": case_capture_their_dir,
@@ -290,11 +527,24 @@ CASES = {"capture-planted-symlink": case_capture_planted_symlink,
          "exercise-parent-swapped": case_exercise_parent_swapped,
          "exercise-name-replaced": case_exercise_name_replaced,
          "exercise-planted": case_exercise_planted,
+         "exercise-hardlinked": case_exercise_hardlinked,
+         "exercise-their-parent-symlink": case_exercise_their_parent_symlink,
          "output-their-symlink": case_output_their_symlink,
          "output-their-file": case_output_their_file,
          "output-their-fifo": case_output_their_fifo,
          "output-own": case_output_own,
-         "agent-socket-parent-swapped": case_agent_socket_parent_swapped}
+         "output-hardlink-to-root": case_output_hardlink_to_root,
+         "output-their-parent-symlink": case_output_their_parent_symlink,
+         "output-own-parent-symlink": case_output_own_parent_symlink,
+         "state-dir-swapped": case_state_dir_swapped,
+         "state-dir-theirs": case_state_dir_theirs,
+         "agent-socket-parent-swapped": case_agent_socket_parent_swapped,
+         "listen-second-agent": case_listen_second_agent,
+         "listen-their-live-socket": case_listen_their_live_socket,
+         "listen-live-socket-unlocked": case_listen_live_socket_unlocked,
+         "listen-their-dead-socket": case_listen_their_dead_socket,
+         "listen-lock-held": case_listen_lock_held,
+         "listen-dead-socket": case_listen_dead_socket}
 
 
 def sysctl(name, value=None):
@@ -315,13 +565,16 @@ def main():
             print(f"SKIP: {tool} is not installed (packaging/install-deps.sh installs it)")
             return 77
     old = {n: sysctl(n) for n in SYSCTLS}
+    # meson's timeout sends SIGTERM, whose default action skips `finally`:
+    # as an exception it restores the sysctls like any other exit.
+    signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
     names = sys.argv[2:] or list(CASES)
     rc = 0
     try:
         for value in ("0", "1"):
             for n in SYSCTLS:
                 sysctl(n, value)
-            print(f"# fs.protected_symlinks, protected_regular, protected_fifos = {value}", flush=True)
+            print(f"# fs.{', '.join(SYSCTLS)} = {value}", flush=True)
             r = bb.main(CASES, names)
             rc = max(rc, r if r != 77 else 0)
     finally:
