@@ -123,6 +123,8 @@ class Store
     // The row's id, or 0 for a resend (already stored).
     Result<std::int64_t> insertOne(const std::string &vm, const protocol::ReportRecord &r,
                                    std::int64_t now);
+    // True if the query (bound) answers a row; leaves it reset.
+    static bool present(Statement &query);
     Result<void> updateVmRow(const VmBatch &b, std::int64_t now);
     Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
     // True if the open database or its log is no longer the file at its path.

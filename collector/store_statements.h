@@ -10,7 +10,7 @@ namespace daxprobe::collector
 // costs binds and steps, never a parse of SQL.
 struct Store::Statements {
     Statement begin, commit, rollback;
-    Statement insertReport, upsertLatest, oldest, deleteUpTo, setCounters;
+    Statement insertReport, findResent, findRow, upsertLatest, oldest, deleteUpTo, setCounters;
     Statement noteVm, setHostFacts;
 };
 
