@@ -106,6 +106,24 @@ TEST_CASE("tables named \"VMS\" and \"REPORTS\" are the store's, and are checked
     CHECK_THAT(s.error().message, Catch::Contains("vms: column tenant TEXT (no default) is not"));
 }
 
+TEST_CASE("a CHECK in a table named \"REPORTS\" is found", "[collector][schema][identity]")
+{
+    // SQLite reports CHECK constraints only in the table's SQL, looked up by
+    // name: as SQLite compares names, or the "REPORTS" table's is missed.
+    TempDir dir;
+    std::string path = storeChangedBy(
+        dir, "DROP INDEX reports_by_vm; ALTER TABLE reports RENAME TO old; "
+             "CREATE TABLE \"REPORTS\" (id INTEGER PRIMARY KEY AUTOINCREMENT, vm TEXT NOT NULL, "
+             "stream TEXT NOT NULL, seq INTEGER NOT NULL, received_at INTEGER NOT NULL, "
+             "reason TEXT NOT NULL, verdict TEXT NOT NULL CHECK (verdict != 'problems_found'), "
+             "report TEXT NOT NULL, metrics TEXT, bytes INTEGER NOT NULL DEFAULT 0, "
+             "UNIQUE (vm, stream, seq)); INSERT INTO \"REPORTS\" SELECT * FROM old; "
+             "DROP TABLE old; CREATE INDEX reports_by_vm ON \"REPORTS\" (vm, id)");
+    auto s = Store::open(path);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.error().message, Catch::Contains("reports: a CHECK constraint"));
+}
+
 TEST_CASE("an insert that a trigger added under the collector swallows is never a receipt",
           "[collector][store][identity]")
 {
