@@ -273,8 +273,9 @@ Result<std::int64_t> Store::insertOne(const std::string &vm, const protocol::Rep
     // else that passes an insert over or takes its row away (a trigger or
     // index added while the collector runs) fails the batch: no ack.
     if (!inserted) {
-        if (!present(st_->findResent.bind(1, vm).bind(2, r.stream).bind(
-                3, static_cast<std::int64_t>(r.seq))))
+        if (!present(st_->findResent.bind(1, vm)
+                         .bind(2, r.stream)
+                         .bind(3, static_cast<std::int64_t>(r.seq))))
             return failf(EIO,
                          "report {}/{} of {} stored nothing, and no row has its (vm, stream, "
                          "seq): something in the database passed it over (a trigger?); "

@@ -44,8 +44,7 @@ struct Reach {
     std::set<std::string> through;
 };
 
-int noteReach(void *arg, int action, const char *a1, const char *, const char *,
-              const char *inner)
+int noteReach(void *arg, int action, const char *a1, const char *, const char *, const char *inner)
 {
     switch (action) {
     case SQLITE_READ:

@@ -140,10 +140,10 @@ Result<TableShape> shapeOf(SqliteDb &db, const char *table)
     }
     // Triggers are named with every other object that touches the table
     // (store_objects.cpp).
-    auto other = db.prepare(
-        "SELECT 'a foreign key on ' || \"from\" FROM pragma_foreign_key_list(?1) "
-        "UNION ALL SELECT 'STRICT' FROM pragma_table_list(?1) WHERE strict "
-        "UNION ALL SELECT 'WITHOUT ROWID' FROM pragma_table_list(?1) WHERE wr");
+    auto other =
+        db.prepare("SELECT 'a foreign key on ' || \"from\" FROM pragma_foreign_key_list(?1) "
+                   "UNION ALL SELECT 'STRICT' FROM pragma_table_list(?1) WHERE strict "
+                   "UNION ALL SELECT 'WITHOUT ROWID' FROM pragma_table_list(?1) WHERE wr");
     if (!other)
         return tl::unexpected(other.error());
     other->bind(1, std::string_view(table));

@@ -182,8 +182,9 @@ TEST_CASE("a spent AUTOINCREMENT sequence is refused at open, naming the table a
     CHECK_THAT(s.error().message,
                Catch::Contains("the AUTOINCREMENT sequence of table reports reached its maximum"));
     CHECK_THAT(s.error().message, Catch::Contains("set it back to the table's highest id, 1"));
-    CHECK_THAT(s.error().message, Catch::Contains("UPDATE sqlite_sequence SET seq = (SELECT max(id) "
-                                                  "FROM reports) WHERE name = 'reports'"));
+    CHECK_THAT(s.error().message,
+               Catch::Contains("UPDATE sqlite_sequence SET seq = (SELECT max(id) "
+                               "FROM reports) WHERE name = 'reports'"));
     // The way on it names works: the store opens and stores again.
     {
         auto db = SqliteDb::open(path, false);
@@ -218,8 +219,8 @@ TEST_CASE("a sequence spent under the collector says so, and the store recovers 
     REQUIRE(s);
     REQUIRE(s->addReport("vm1", identityReport(1), 1).value());
     auto other = SqliteDb::open(path, false);
-    REQUIRE(other->exec(
-        "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'reports'"));
+    REQUIRE(
+        other->exec("UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'reports'"));
     auto r = s->addReport("vm1", identityReport(2), 2);
     REQUIRE_FALSE(r);
     // Not SQLite's "database or disk is full" alone: what is full.
