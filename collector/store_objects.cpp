@@ -132,6 +132,8 @@ Result<std::vector<std::string>> foreignObjects(SqliteDb &db, SqliteDb &referenc
             continue;
         if (isStoreTable(o.table) && o.type != "table")
             lines.push_back(fmt::format("{} {} on table {}", o.type, o.name, o.table));
+        else if (reach.through.count(o.name) && o.type == "view")
+            lines.push_back(fmt::format("view {} reads a store table", o.name));
         else if (reach.through.count(o.name))
             lines.push_back(fmt::format("{} {} (on {}) reads or writes a store table", o.type,
                                         o.name, o.table));

@@ -62,7 +62,7 @@ TEST_CASE("whatever touches the store's tables is refused at open, named, in any
          "WHERE vm = new.vm; END",
          "trigger lie on table VMS"},
         {"CREATE INDEX by_seq ON reports (seq)", "index by_seq on table reports"},
-        {"CREATE VIEW latest AS SELECT * FROM Vms", "view latest (on latest) reads or writes"},
+        {"CREATE VIEW latest AS SELECT * FROM Vms", "view latest reads a store table"},
         {"CREATE TABLE notes (t TEXT); CREATE TRIGGER wipe AFTER INSERT ON notes BEGIN DELETE "
          "FROM REPORTS; END",
          "trigger wipe (on notes) reads or writes"},
