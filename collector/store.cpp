@@ -104,6 +104,8 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
         return tl::unexpected(r.error());
     if (auto r = s.prepareWrites(); !r)
         return tl::unexpected(r.error());
+    if (auto r = s.recheckSchema(); !r) // remembers the version just checked
+        return tl::unexpected(r.error());
     if (auto r = s.rememberLog(); !r)
         return tl::unexpected(r.error());
     auto checkpointer = WalCheckpointer::start(s.db_.get(), path);
@@ -135,6 +137,7 @@ Result<void> Store::prepareWrites()
         {&st->begin, "BEGIN IMMEDIATE"},
         {&st->commit, "COMMIT"},
         {&st->rollback, "ROLLBACK"},
+        {&st->schemaVersion, "PRAGMA schema_version"},
         // Only a resend is passed over: any other constraint that fails
         // (OR IGNORE swallowed them all) fails the batch, and nothing is acked.
         {&st->insertReport,
@@ -202,6 +205,9 @@ Result<void> Store::commitBatch(std::span<const ChannelReports> batch, std::int6
     Transaction tx(*st_);
     if (!tx.started())
         return failf(EIO, "sqlite begin: {}", failure(db_));
+    // Under BEGIN IMMEDIATE no one else can change the schema until we commit.
+    if (auto r = recheckSchema(); !r)
+        return r;
     // The rows first, then the VM's latest state and counters once per
     // channel (not once per report): the `vms` row is rewritten per VM.
     for (const auto &part : batch) {
@@ -237,6 +243,32 @@ Result<void> Store::commitBatch(std::span<const ChannelReports> batch, std::int6
             return failf(ESTALE, "{}; reopening failed: {}", error, r.error().describe());
         return failf(ESTALE, "{}; reopened a new database there", error);
     }
+    return {};
+}
+
+Result<void> Store::recheckSchema()
+{
+    Statement &v = st_->schemaVersion;
+    v.reset();
+    if (v.step() != SQLITE_ROW)
+        return failf(EIO, "sqlite schema_version: {}", failure(db_));
+    std::int64_t version = v.columnInt(0);
+    v.reset();
+    if (version == checkedSchema_ || (checkedSchema_ >= 0 && !options_.recheckSchema))
+        return {};
+    auto d = schemaDifferences(db_);
+    if (!d)
+        return tl::unexpected(d.error());
+    if (!d->empty()) {
+        std::string lines;
+        for (const auto &l : *d)
+            lines += (lines.empty() ? "" : "; ") + l;
+        return failf(EPROTO,
+                     "{}: the store's schema was changed while the collector runs: {}; "
+                     "nothing more is stored or acknowledged until that is undone",
+                     path_, lines);
+    }
+    checkedSchema_ = version;
     return {};
 }
 

@@ -43,6 +43,14 @@ std::int64_t count(const std::string &path, const char *sql)
     return q->columnInt(0);
 }
 
+// The store's per-row checks alone, without the schema recheck in front.
+StoreOptions rowChecksOnly()
+{
+    StoreOptions o;
+    o.recheckSchema = false;
+    return o;
+}
+
 } // namespace
 
 TEST_CASE("whatever touches the store's tables is refused at open, named, in any case",
@@ -140,7 +148,7 @@ TEST_CASE("an insert that a trigger added under the collector swallows is never 
         INFO(c.sql);
         TempDir dir;
         std::string path = dir.path() + "/c.db";
-        auto s = Store::open(path);
+        auto s = Store::open(path, rowChecksOnly());
         REQUIRE(s);
         REQUIRE(s->addReport("vm1", identityReport(1), 1).value());
         auto other = SqliteDb::open(path, false);
@@ -154,6 +162,31 @@ TEST_CASE("an insert that a trigger added under the collector swallows is never 
     }
 }
 
+TEST_CASE("a schema changed under the running collector stops storing until undone",
+          "[collector][store][identity]")
+{
+    TempDir dir;
+    std::string path = dir.path() + "/c.db";
+    auto s = Store::open(path);
+    REQUIRE(s);
+    REQUIRE(s->addReport("vm1", identityReport(1), 1).value());
+    auto other = SqliteDb::open(path, false);
+    // Rewrites what `query` shows; no per-row check could see it.
+    REQUIRE(other->exec("CREATE TRIGGER lie AFTER UPDATE ON VMS BEGIN UPDATE vms SET "
+                        "verdict = 'dax_verified' WHERE vm = new.vm; END"));
+    auto r = s->addReport("vm1", identityReport(2, "problems_found"), 2);
+    REQUIRE_FALSE(r);
+    CHECK_THAT(r.error().message, Catch::Contains("changed while the collector runs: trigger "
+                                                  "lie on table VMS"));
+    CHECK(count(path, "SELECT count(*) FROM reports") == 1);
+    REQUIRE(other->exec("DROP TRIGGER lie"));
+    CHECK(s->addReport("vm1", identityReport(2, "problems_found"), 3).value());
+    auto db = SqliteDb::open(path, true);
+    auto v = db->prepare("SELECT verdict FROM vms WHERE vm = 'vm1'");
+    REQUIRE(v->step() == SQLITE_ROW);
+    CHECK(v->columnText(0) == "problems_found");
+}
+
 TEST_CASE("the insert passes over a conflict on the resend key only",
           "[collector][store][identity]")
 {
@@ -161,7 +194,7 @@ TEST_CASE("the insert passes over a conflict on the resend key only",
     // conflicts on it is not a resend, and must fail, naming the index.
     TempDir dir;
     std::string path = dir.path() + "/c.db";
-    auto s = Store::open(path);
+    auto s = Store::open(path, rowChecksOnly());
     REQUIRE(s);
     REQUIRE(s->addReport("vm1", identityReport(1), 1).value());
     auto other = SqliteDb::open(path, false);
