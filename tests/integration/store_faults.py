@@ -7,7 +7,7 @@ shell, small real filesystems.
 
 usage: store_faults.py COLLECTOR [CASE...]
 cases: schema-drift, pinned-wal, option-ranges, shm-symlink, hostile-schema,
-       spent-sequence
+       spent-sequence, schema-live
 """
 import json
 import os
@@ -432,9 +432,43 @@ def case_spent_sequence():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def case_schema_live():
+    """A trigger that swallows every insert, created with the sqlite3 shell
+    while the collector runs: nothing more is acked (and everything acked
+    is stored), the log names the trigger, and once it is dropped the
+    collector stores and acks again by itself."""
+    tmp = tempfile.mkdtemp(prefix="dxlive-")
+    state, db = os.path.join(tmp, "state"), os.path.join(tmp, "state", "collector.db")
+    os.mkdir(state)
+    g, c = Guest(os.path.join(tmp, "guest.sock"), "7e11"), None
+    try:
+        c = bb.start_collector(COLLECTOR, state, [("vm", g.path)], extra=["--guest-rate", "1000"])
+        g.accept()
+        g.pump(lambda: g.acked >= 10, "10 reports acknowledged", window=1)
+        bb.sqlite(db, "CREATE TRIGGER eat BEFORE INSERT ON REPORTS BEGIN SELECT RAISE(IGNORE); END;")
+        held = g.acked
+        g.pump(lambda: "trigger eat on table REPORTS" in c.log(), "the trigger named in the log",
+               window=1)
+        g.pump(lambda: g.last >= held + 20, "20 more reports sent under the trigger", window=30)
+        books(db, g)
+        check(g.acked <= held + 1, f"acked {g.acked - held} reports under the trigger")
+        bb.sqlite(db, "DROP TRIGGER eat;")
+        goal = g.last + 10
+        g.pump(lambda: g.acked >= goal, "acks resume once the trigger is dropped", window=8)
+        books(db, g)
+        line = [l for l in c.log().splitlines() if "trigger eat" in l][0]
+        print(f"schema-live: {g.acked} acknowledged and stored; under the trigger: {line[-160:]}")
+    finally:
+        if c:
+            c.kill()
+        g.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 CASES = {"schema-drift": case_schema_drift, "pinned-wal": case_pinned_wal,
          "option-ranges": case_option_ranges, "shm-symlink": case_shm_symlink,
-         "hostile-schema": case_hostile_schema, "spent-sequence": case_spent_sequence}
+         "hostile-schema": case_hostile_schema, "spent-sequence": case_spent_sequence,
+         "schema-live": case_schema_live}
 
 if __name__ == "__main__":
     sys.exit(bb.main(CASES, sys.argv[2:]))
