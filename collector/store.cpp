@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "collector/store_full.h"
 #include "collector/store_schema.h"
 #include "collector/store_statements.h"
 
@@ -45,11 +46,18 @@ class Transaction
     bool ok_ = false, done_ = false;
 };
 
+// SQLite's message, or what is full when that is the failure: its own
+// "database or disk is full" covers three causes (store_full.cpp).
+std::string failure(SqliteDb &db)
+{
+    return sqlite3_errcode(db.get()) == SQLITE_FULL ? whatIsFull(db) : db.errorMessage();
+}
+
 Result<void> stepDone(Statement &s, SqliteDb &db)
 {
     int rc = s.step();
     if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        return failf(EIO, "sqlite step: {}", db.errorMessage());
+        return failf(EIO, "sqlite step: {}", failure(db));
     return {};
 }
 
@@ -92,7 +100,11 @@ Result<Store> Store::open(const std::string &path, StoreOptions options)
         return tl::unexpected(r.error());
     if (auto r = prepareSchema(s.db_, path); !r)
         return tl::unexpected(r.error());
+    if (auto r = refuseSpentSequence(s.db_, path); !r)
+        return tl::unexpected(r.error());
     if (auto r = s.prepareWrites(); !r)
+        return tl::unexpected(r.error());
+    if (auto r = s.recheckSchema(); !r) // remembers the version just checked
         return tl::unexpected(r.error());
     if (auto r = s.rememberLog(); !r)
         return tl::unexpected(r.error());
@@ -125,6 +137,7 @@ Result<void> Store::prepareWrites()
         {&st->begin, "BEGIN IMMEDIATE"},
         {&st->commit, "COMMIT"},
         {&st->rollback, "ROLLBACK"},
+        {&st->schemaVersion, "PRAGMA schema_version"},
         // Only a resend is passed over: any other constraint that fails
         // (OR IGNORE swallowed them all) fails the batch, and nothing is acked.
         {&st->insertReport,
@@ -132,6 +145,9 @@ Result<void> Store::prepareWrites()
          "(vm, stream, seq, received_at, reason, verdict, report, metrics, bytes) "
          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
          "ON CONFLICT (vm, stream, seq) DO NOTHING"},
+        // What an insert stored, asked of the table rather than trusted.
+        {&st->findResent, "SELECT 1 FROM reports WHERE vm = ?1 AND stream = ?2 AND seq = ?3"},
+        {&st->findRow, "SELECT 1 FROM reports WHERE id = ?1"},
         {&st->upsertLatest,
          "INSERT INTO vms (vm, stream, seq, verdict, dropped_reports, last_report_at, "
          "last_seen_at, report_rows, report_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?8, ?7) "
@@ -188,7 +204,10 @@ Result<void> Store::commitBatch(std::span<const ChannelReports> batch, std::int6
 {
     Transaction tx(*st_);
     if (!tx.started())
-        return failf(EIO, "sqlite begin: {}", db_.errorMessage());
+        return failf(EIO, "sqlite begin: {}", failure(db_));
+    // Under BEGIN IMMEDIATE no one else can change the schema until we commit.
+    if (auto r = recheckSchema(); !r)
+        return r;
     // The rows first, then the VM's latest state and counters once per
     // channel (not once per report): the `vms` row is rewritten per VM.
     for (const auto &part : batch) {
@@ -210,7 +229,7 @@ Result<void> Store::commitBatch(std::span<const ChannelReports> batch, std::int6
                 return tl::unexpected(r.error());
     }
     if (!tx.commit())
-        return failf(EIO, "sqlite commit: {}", db_.errorMessage());
+        return failf(EIO, "sqlite commit: {}", failure(db_));
     ++commits_;
     // Committed, but into the file at our path? One deleted under us keeps
     // taking writes, and they vanish when it closes: no ack for those.
@@ -224,6 +243,32 @@ Result<void> Store::commitBatch(std::span<const ChannelReports> batch, std::int6
             return failf(ESTALE, "{}; reopening failed: {}", error, r.error().describe());
         return failf(ESTALE, "{}; reopened a new database there", error);
     }
+    return {};
+}
+
+Result<void> Store::recheckSchema()
+{
+    Statement &v = st_->schemaVersion;
+    v.reset();
+    if (v.step() != SQLITE_ROW)
+        return failf(EIO, "sqlite schema_version: {}", failure(db_));
+    std::int64_t version = v.columnInt(0);
+    v.reset();
+    if (version == checkedSchema_ || (checkedSchema_ >= 0 && !options_.recheckSchema))
+        return {};
+    auto d = schemaDifferences(db_);
+    if (!d)
+        return tl::unexpected(d.error());
+    if (!d->empty()) {
+        std::string lines;
+        for (const auto &l : *d)
+            lines += (lines.empty() ? "" : "; ") + l;
+        return failf(EPROTO,
+                     "{}: the store's schema was changed while the collector runs: {}; "
+                     "nothing more is stored or acknowledged until that is undone",
+                     path_, lines);
+    }
+    checkedSchema_ = version;
     return {};
 }
 
@@ -253,10 +298,36 @@ Result<std::int64_t> Store::insertOne(const std::string &vm, const protocol::Rep
     ins.bind(9, bytes);
     if (auto s = stepDone(ins, db_); !s)
         return tl::unexpected(s.error());
-    bool inserted = sqlite3_changes(db_.get()) > 0;
+    bool inserted = sqlite3_changes(db_.get()) == 1;
     std::int64_t id = sqlite3_last_insert_rowid(db_.get());
     ins.reset();
-    return inserted ? id : 0; // rowids of AUTOINCREMENT start at 1
+    // Only a resend may store nothing, and then its row is there. Anything
+    // else that passes an insert over or takes its row away (a trigger or
+    // index added while the collector runs) fails the batch: no ack.
+    if (!inserted) {
+        if (!present(st_->findResent.bind(1, vm)
+                         .bind(2, r.stream)
+                         .bind(3, static_cast<std::int64_t>(r.seq))))
+            return failf(EIO,
+                         "report {}/{} of {} stored nothing, and no row has its (vm, stream, "
+                         "seq): something in the database passed it over (a trigger?); "
+                         "not acknowledged",
+                         r.stream, r.seq, vm);
+        return 0;
+    }
+    if (!present(st_->findRow.bind(1, id)))
+        return failf(EIO,
+                     "report {}/{} of {} was inserted and is gone in the same statement: "
+                     "something in the database removed it (a trigger?); not acknowledged",
+                     r.stream, r.seq, vm);
+    return id; // rowids of AUTOINCREMENT start at 1
+}
+
+bool Store::present(Statement &query)
+{
+    bool found = query.step() == SQLITE_ROW;
+    query.reset();
+    return found;
 }
 
 Result<void> Store::updateVmRow(const VmBatch &b, std::int64_t now)
@@ -269,7 +340,7 @@ Result<void> Store::updateVmRow(const VmBatch &b, std::int64_t now)
     upd.bind(6, now).bind(7, static_cast<std::int64_t>(b.bytes));
     upd.bind(8, static_cast<std::int64_t>(b.rows));
     if (upd.step() != SQLITE_ROW)
-        return failf(EIO, "sqlite step: {}", db_.errorMessage());
+        return failf(EIO, "sqlite step: {}", failure(db_));
     VmCounters c{static_cast<std::uint64_t>(upd.columnInt(0)),
                  static_cast<std::uint64_t>(upd.columnInt(1))};
     if (auto s = stepDone(upd, db_); !s) // RETURNING: the row, then DONE
@@ -301,7 +372,7 @@ Result<void> Store::trim(const std::string &vm, std::int64_t newestId, VmCounter
             break;
         }
         if (rc != SQLITE_ROW)
-            return failf(EIO, "sqlite step: {}", db_.errorMessage());
+            return failf(EIO, "sqlite step: {}", failure(db_));
         upTo = old.columnInt(0);
         auto b = static_cast<std::uint64_t>(old.columnInt(1));
         c.rows = c.rows > 0 ? c.rows - 1 : 0;

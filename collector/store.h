@@ -48,6 +48,9 @@ struct StoreOptions {
     // sqlite3 shell) before failing. Short: the collector's one thread serves
     // every guest, and a failed report is retried later, not waited for.
     int busyTimeoutMs = 50;
+    // Check the schema again before a batch when it changed since the last
+    // check. Off only in tests of the per-row checks behind it.
+    bool recheckSchema = true;
 };
 
 // What the store holds of one VM: kept as counters in `vms`, in the same
@@ -123,6 +126,11 @@ class Store
     // The row's id, or 0 for a resend (already stored).
     Result<std::int64_t> insertOne(const std::string &vm, const protocol::ReportRecord &r,
                                    std::int64_t now);
+    // True if the query (bound) answers a row; leaves it reset.
+    static bool present(Statement &query);
+    // An error if the schema changed since it was checked and is no longer
+    // the collector's; run inside the batch's transaction.
+    Result<void> recheckSchema();
     Result<void> updateVmRow(const VmBatch &b, std::int64_t now);
     Result<void> trim(const std::string &vm, std::int64_t newestId, VmCounters c);
     // True if the open database or its log is no longer the file at its path.
@@ -137,6 +145,10 @@ class Store
     StoreOptions options_;
     std::unique_ptr<Statements> st_; // prepared once; finalized before db_ closes
     std::uint64_t commits_ = 0, filesLost_ = 0;
+    // PRAGMA schema_version when the schema was last found as this
+    // collector writes it: any change (a trigger created while we run) is
+    // checked again before a batch is written.
+    std::int64_t checkedSchema_ = -1;
     // The log's file when the store opened (none in memory).
     std::optional<std::pair<dev_t, ino_t>> logId_;
     // Declared after db_: stopped (and unhooked) before the writer closes.

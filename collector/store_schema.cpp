@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "collector/store_objects.h"
+
 namespace daxprobe::collector
 {
 
@@ -56,13 +58,11 @@ UPDATE vms SET
   report_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM reports r WHERE r.vm = vms.vm);
 )sql";
 
-constexpr const char *kTables[] = {"vms", "reports"};
-
 // What of a table decides an insert's outcome, each item as text.
 struct TableShape {
     bool exists = false;
     std::vector<std::pair<std::string, std::string>> columns; // name, its definition
-    std::vector<std::string> traits; // unique constraints, CHECK, triggers, STRICT...
+    std::vector<std::string> traits; // unique constraints, CHECK, STRICT...
 };
 
 std::string upper(std::string s)
@@ -138,17 +138,20 @@ Result<TableShape> shapeOf(SqliteDb &db, const char *table)
         u += idx->columnInt(1) ? ") WHERE ..." : ")";
         t.traits.push_back(u);
     }
-    auto other = db.prepare(
-        "SELECT 'a trigger ' || name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 "
-        "UNION ALL SELECT 'a foreign key on ' || \"from\" FROM pragma_foreign_key_list(?1) "
-        "UNION ALL SELECT 'STRICT' FROM pragma_table_list(?1) WHERE strict "
-        "UNION ALL SELECT 'WITHOUT ROWID' FROM pragma_table_list(?1) WHERE wr");
+    // Triggers are named with every other object that touches the table
+    // (store_objects.cpp).
+    auto other =
+        db.prepare("SELECT 'a foreign key on ' || \"from\" FROM pragma_foreign_key_list(?1) "
+                   "UNION ALL SELECT 'STRICT' FROM pragma_table_list(?1) WHERE strict "
+                   "UNION ALL SELECT 'WITHOUT ROWID' FROM pragma_table_list(?1) WHERE wr");
     if (!other)
         return tl::unexpected(other.error());
     other->bind(1, std::string_view(table));
     while (other->step() == SQLITE_ROW)
         t.traits.push_back(other->columnText(0));
-    auto sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1");
+    // As SQLite finds a table: "REPORTS" is `reports`.
+    auto sql = db.prepare(
+        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1 COLLATE NOCASE");
     if (!sql)
         return tl::unexpected(sql.error());
     sql->bind(1, std::string_view(table));
@@ -158,18 +161,23 @@ Result<TableShape> shapeOf(SqliteDb &db, const char *table)
     return t;
 }
 
-// The shape this collector writes, read from the schema itself in memory:
-// the CREATE statements are the one description of it.
-Result<std::vector<TableShape>> expectedShapes()
+// The store this collector writes, made in memory: the CREATE statements
+// are the one description of it.
+Result<SqliteDb> referenceStore()
 {
     auto mem = SqliteDb::open(":memory:", false);
     if (!mem)
         return tl::unexpected(mem.error());
     if (auto r = mem->exec(kSchema); !r)
         return tl::unexpected(r.error());
+    return mem;
+}
+
+Result<std::vector<TableShape>> expectedShapes(SqliteDb &reference)
+{
     std::vector<TableShape> out;
-    for (const char *t : kTables) {
-        auto s = shapeOf(*mem, t);
+    for (const char *t : kStoreTables) {
+        auto s = shapeOf(reference, t);
         if (!s)
             return tl::unexpected(s.error());
         out.push_back(std::move(*s));
@@ -185,7 +193,10 @@ struct Differences {
 
 Result<Differences> differences(SqliteDb &db)
 {
-    auto want = expectedShapes();
+    auto reference = referenceStore();
+    if (!reference)
+        return tl::unexpected(reference.error());
+    auto want = expectedShapes(*reference);
     if (!want)
         return tl::unexpected(want.error());
     Differences d;
@@ -193,8 +204,8 @@ Result<Differences> differences(SqliteDb &db)
         d.lines.push_back(std::move(line));
         d.onlyMissing = false;
     };
-    for (std::size_t i = 0; i < std::size(kTables); ++i) {
-        const char *table = kTables[i];
+    for (std::size_t i = 0; i < std::size(kStoreTables); ++i) {
+        const char *table = kStoreTables[i];
         auto have = shapeOf(db, table);
         if (!have)
             return tl::unexpected(have.error());
@@ -230,6 +241,11 @@ Result<Differences> differences(SqliteDb &db)
             if (std::find(have->traits.begin(), have->traits.end(), t) == have->traits.end())
                 other(fmt::format("{}: lacks {}", table, t));
     }
+    auto foreign = foreignObjects(db, *reference);
+    if (!foreign)
+        return tl::unexpected(foreign.error());
+    for (auto &line : *foreign)
+        other(std::move(line));
     return d;
 }
 
@@ -280,8 +296,10 @@ Result<void> prepareSchema(SqliteDb &db, const std::string &path)
                      "{}: written by a newer collector (schema version {}; this one writes {}): "
                      "refusing to write to it; run that collector, or move the store aside",
                      path, v, kSchemaVersion);
-    auto tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-                             "name IN ('vms', 'reports')");
+    // Any object by a store table's name, as SQLite compares names: a
+    // "REPORTS" table is the store's reports table, and is checked.
+    auto tables = db.prepare("SELECT count(*) FROM sqlite_schema WHERE name COLLATE NOCASE IN "
+                             "('vms', 'reports')");
     if (!tables)
         return tl::unexpected(tables.error());
     bool fresh = tables->step() == SQLITE_ROW && tables->columnInt(0) == 0;

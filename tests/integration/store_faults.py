@@ -6,7 +6,8 @@ The real collector as a process, a scripted guest that keeps its own books
 shell, small real filesystems.
 
 usage: store_faults.py COLLECTOR [CASE...]
-cases: schema-drift, pinned-wal, option-ranges, shm-symlink
+cases: schema-drift, pinned-wal, option-ranges, shm-symlink, hostile-schema,
+       spent-sequence, schema-live
 """
 import json
 import os
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 import blackbox as bb
 from blackbox import Failure, check
@@ -330,8 +332,143 @@ def case_shm_symlink():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def stored_count(db, stream):
+    # Through SQLite's own lookup: the table may be named "REPORTS".
+    return int(bb.sqlite(db, f"SELECT count(*) FROM reports WHERE stream = '{stream}'")[0][0])
+
+
+def refused_at_open(tmp, tag, change, says, remedy=None):
+    """A store with 5 acknowledged reports, changed by `change` with the
+    collector stopped: the next start refuses it (exit 2, `says` in its log)
+    and acks nothing it did not store. With `remedy`, the operator's fix
+    is applied after and the collector stores and acks again."""
+    state = os.path.join(tmp, tag)
+    os.mkdir(state)
+    db = os.path.join(state, "collector.db")
+    first, second = ("%08x" % zlib.crc32(tag.encode()) + s for s in ("a", "b"))  # hex, as agents'
+    g, c = Guest(os.path.join(tmp, tag + ".sock"), first), None
+    try:
+        c = bb.start_collector(COLLECTOR, state, [("vm", g.path)], extra=["--guest-rate", "1000"])
+        g.accept()
+        g.pump(lambda: g.acked >= 5, "5 reports acknowledged")
+        c.kill(15)
+        check(c.wait_exit() == 0, f"collector exit after SIGTERM:\n{c.log()}")
+        before = stored_count(db, g.stream)
+        bb.sqlite(db, change)
+        g.close()
+        g = Guest(g.path, second)
+        c = bb.start_collector(COLLECTOR, state, [("vm", g.path)], extra=["--guest-rate", "1000"])
+        deadline = time.monotonic() + 10
+        while c.alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if c.alive():  # it runs on the store: whatever it acks must be there
+            g.accept(f"{tag}: the second run")
+            g.pump(lambda: g.acked >= 20 or not c.alive(), f"{tag}: 20 acks or an exit")
+            check(g.acked <= stored_count(db, g.stream),
+                  f"{tag}: acked {g.acked} reports, stored {stored_count(db, g.stream)}")
+        rc = c.wait_exit()
+        log = c.log()
+        check(rc == 2, f"{tag}: the collector runs on the changed store (exit {rc}):\n{log}")
+        check(says in log, f"{tag}: the refusal does not say {says!r}:\n{log}")
+        check(g.acked == 0, f"{tag}: acked {g.acked} while refusing")
+        check(stored_count(db, first) == before, f"{tag}: rows of the first run changed")
+        print(f"{tag}: refused, exit 2: {[l for l in log.splitlines() if says in l][0][-200:]}",
+              flush=True)
+        if remedy:
+            bb.sqlite(db, remedy)
+            c = bb.start_collector(COLLECTOR, state, [("vm", g.path)],
+                                   extra=["--guest-rate", "1000"])
+            g.accept(f"{tag}: the run after the remedy")
+            g.pump(lambda: g.acked >= 5, f"{tag}: 5 acks after the remedy")
+            check(stored_count(db, g.stream) >= g.acked,
+                  f"{tag}: acked {g.acked}, stored {stored_count(db, g.stream)}")
+            print(f"{tag}: after the remedy, {g.acked} acknowledged and stored", flush=True)
+    finally:
+        if c:
+            c.kill()
+        g.close()
+
+
+# Issue 45, item 1: each once acked 28-29 reports and stored none, or let
+# `query` show a verdict the guest never sent, or skipped the check.
+HOSTILE_SCHEMAS = [
+    ("eat", "CREATE TRIGGER eat BEFORE INSERT ON REPORTS BEGIN SELECT RAISE(IGNORE); END;",
+     "trigger eat on table REPORTS"),
+    ("gone", "CREATE TRIGGER gone AFTER INSERT ON Reports BEGIN DELETE FROM reports "
+             "WHERE id = new.id; END;", "trigger gone on table Reports"),
+    ("lie", "CREATE TRIGGER lie AFTER UPDATE ON VMS BEGIN UPDATE vms SET verdict = "
+            "'dax_verified' WHERE vm = new.vm; END;", "trigger lie on table VMS"),
+    ("upper", "ALTER TABLE reports RENAME TO r0; ALTER TABLE r0 RENAME TO \"REPORTS\"; "
+              "ALTER TABLE vms RENAME TO v0; ALTER TABLE v0 RENAME TO \"VMS\"; "
+              "ALTER TABLE \"VMS\" ADD COLUMN tenant TEXT;",
+     "vms: column tenant TEXT (no default) is not one this collector writes"),
+]
+
+
+def case_hostile_schema():
+    """Triggers on the store's tables written in any case, and tables named
+    "VMS"/"REPORTS": each refused at open, named; nothing acked."""
+    tmp = tempfile.mkdtemp(prefix="dxhostile-")
+    try:
+        for tag, change, says in HOSTILE_SCHEMAS:
+            refused_at_open(tmp, tag, change, says)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def case_spent_sequence():
+    """sqlite_sequence at 2^63-1 for reports: SQLite refuses every insert
+    with "database or disk is full" on an empty disk. Refused at open,
+    naming the sequence and the UPDATE that resets it; once the operator
+    runs it, the collector stores and acks again."""
+    tmp = tempfile.mkdtemp(prefix="dxseq-")
+    try:
+        reset = "UPDATE sqlite_sequence SET seq = (SELECT max(id) FROM reports) WHERE name = 'reports'"
+        refused_at_open(tmp, "spent",
+                        "UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'reports';",
+                        "the AUTOINCREMENT sequence of table reports reached its maximum",
+                        remedy=reset)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def case_schema_live():
+    """A trigger that swallows every insert, created with the sqlite3 shell
+    while the collector runs: nothing more is acked (and everything acked
+    is stored), the log names the trigger, and once it is dropped the
+    collector stores and acks again by itself."""
+    tmp = tempfile.mkdtemp(prefix="dxlive-")
+    state, db = os.path.join(tmp, "state"), os.path.join(tmp, "state", "collector.db")
+    os.mkdir(state)
+    g, c = Guest(os.path.join(tmp, "guest.sock"), "7e11"), None
+    try:
+        c = bb.start_collector(COLLECTOR, state, [("vm", g.path)], extra=["--guest-rate", "1000"])
+        g.accept()
+        g.pump(lambda: g.acked >= 10, "10 reports acknowledged", window=1)
+        bb.sqlite(db, "CREATE TRIGGER eat BEFORE INSERT ON REPORTS BEGIN SELECT RAISE(IGNORE); END;")
+        held = g.acked
+        g.pump(lambda: "trigger eat on table REPORTS" in c.log(), "the trigger named in the log",
+               window=1)
+        g.pump(lambda: g.last >= held + 20, "20 more reports sent under the trigger", window=30)
+        books(db, g)
+        check(g.acked <= held + 1, f"acked {g.acked - held} reports under the trigger")
+        bb.sqlite(db, "DROP TRIGGER eat;")
+        goal = g.last + 10
+        g.pump(lambda: g.acked >= goal, "acks resume once the trigger is dropped", window=8)
+        books(db, g)
+        line = [l for l in c.log().splitlines() if "trigger eat" in l][0]
+        print(f"schema-live: {g.acked} acknowledged and stored; under the trigger: {line[-160:]}")
+    finally:
+        if c:
+            c.kill()
+        g.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 CASES = {"schema-drift": case_schema_drift, "pinned-wal": case_pinned_wal,
-         "option-ranges": case_option_ranges, "shm-symlink": case_shm_symlink}
+         "option-ranges": case_option_ranges, "shm-symlink": case_shm_symlink,
+         "hostile-schema": case_hostile_schema, "spent-sequence": case_spent_sequence,
+         "schema-live": case_schema_live}
 
 if __name__ == "__main__":
     sys.exit(bb.main(CASES, sys.argv[2:]))
