@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/root.h"
 #include "collector/backing_files.h"
 #include "collector/ledger.h"
 #include "collector/ledger_metrics.h"
@@ -219,7 +220,7 @@ TEST_CASE("a pmem backing file's page cache read around what QEMU maps", "[colle
 {
     // A real QEMU's /proc (fixtures/qemu-readaround/README.md) and the file's
     // page cache fincore measured at the same moment: 167772160 bytes.
-    auto root = Root::open(COLLECTOR_FIXTURES "/qemu-readaround");
+    auto root = daxprobe::Root::open(COLLECTOR_FIXTURES "/qemu-readaround");
     REQUIRE(root);
     QemuFacts q = readQemuFacts(*root, 9121);
     CHECK(q.errors.empty());
