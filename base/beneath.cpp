@@ -1,5 +1,6 @@
 #include "base/beneath.h"
 
+#include "base/path_components.h"
 #include <atomic>
 #include <cerrno>
 #include <deque>
@@ -21,24 +22,6 @@ namespace
 constexpr int kMaxSymlinks = 40;
 
 std::atomic<bool> openat2Missing{false};
-
-void pushComponents(std::deque<std::string> &out, std::string_view path, bool front)
-{
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        std::size_t slash = path.find('/', start);
-        if (slash == std::string_view::npos)
-            slash = path.size();
-        if (slash > start)
-            parts.emplace_back(path.substr(start, slash - start));
-        start = slash + 1;
-    }
-    if (front)
-        out.insert(out.begin(), parts.begin(), parts.end());
-    else
-        out.insert(out.end(), parts.begin(), parts.end());
-}
 
 Result<UniqueFD> viaOpenat2(int dirfd, const std::string &rel, int flags)
 {
@@ -65,7 +48,7 @@ Result<UniqueFD> viaOpenat2(int dirfd, const std::string &rel, int flags)
 Result<UniqueFD> viaWalk(int dirfd, const std::string &rel, int flags)
 {
     std::deque<std::string> todo;
-    pushComponents(todo, rel, false);
+    pushComponentsFront(todo, rel); // todo is empty: front is the end
     if (!rel.empty() && rel.front() == '/')
         return failf(EXDEV, "open {}: absolute path below a root", rel);
     std::vector<UniqueFD> stack; // directories below dirfd, innermost last
@@ -99,7 +82,7 @@ Result<UniqueFD> viaWalk(int dirfd, const std::string &rel, int flags)
             std::string_view target(buf, static_cast<std::size_t>(n));
             if (target.empty() || target.front() == '/')
                 return failf(EXDEV, "open {}: leads outside the root", rel);
-            pushComponents(todo, target, true);
+            pushComponentsFront(todo, target);
             continue;
         }
         if (!todo.empty()) {

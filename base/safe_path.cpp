@@ -1,5 +1,6 @@
 #include "base/safe_path.h"
 
+#include "base/path_components.h"
 #include <atomic>
 #include <cerrno>
 #include <deque>
@@ -19,21 +20,6 @@ namespace
 constexpr int kMaxSymlinks = 40;
 
 std::atomic<bool> openat2Missing{false};
-
-void pushFront(std::deque<std::string> &todo, std::string_view path)
-{
-    std::deque<std::string> parts;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        std::size_t slash = path.find('/', start);
-        if (slash == std::string_view::npos)
-            slash = path.size();
-        if (slash > start)
-            parts.emplace_back(path.substr(start, slash - start));
-        start = slash + 1;
-    }
-    todo.insert(todo.begin(), parts.begin(), parts.end());
-}
 
 Result<UniqueFD> openStart(bool absolute)
 {
@@ -80,7 +66,7 @@ Result<ResolvedName> walk(std::string_view path, bool followLast, bool selfOk)
     if (!cur)
         return tl::unexpected(cur.error());
     std::deque<std::string> todo;
-    pushFront(todo, path);
+    pushComponentsFront(todo, path);
     int links = 0;
     auto self = [&]() -> Result<ResolvedName> {
         if (!selfOk)
@@ -135,7 +121,7 @@ Result<ResolvedName> walk(std::string_view path, bool followLast, bool selfOk)
                     return tl::unexpected(root.error());
                 *cur = std::move(*root);
             }
-            pushFront(todo, target);
+            pushComponentsFront(todo, target);
             if (todo.empty()) // the target was "/" itself
                 return self();
             continue;
