@@ -84,21 +84,12 @@ std::string bootWithDaxAnd(const MountTarget &t, const std::string &extra)
                        shellQuote(rootflagsWithDax(t, extra)));
 }
 
-namespace
-{
-
-std::string bootWithDax(const MountTarget &t)
-{
-    return bootWithDaxAnd(t, "");
-}
-
-} // namespace
-
 std::string remountDax(const MountTarget &t)
 {
     if (t.bootRoot)
-        return bootWithDax(t) + "   # / is mounted at boot: it cannot be unmounted, and a remount "
-                                "does not change dax";
+        return bootWithDaxAnd(t) +
+               "   # / is mounted at boot: it cannot be unmounted, and a remount "
+               "does not change dax";
     return fmt::format("umount {0} && mount -o dax=always {1} {0}", shellQuote(t.mountPoint),
                        shellQuote(t.device));
 }
@@ -109,7 +100,7 @@ std::string remakeFilesystem(const MountTarget &t, const std::string &extra)
         return fmt::format("make the root filesystem again from outside this system (the image "
                            "builder's mkfs, or {}{} {} on its image), then {}   # / cannot be "
                            "made again while it is mounted",
-                           shellQuote("mkfs." + t.fstype), mkfsForce(t), extra, bootWithDax(t));
+                           shellQuote("mkfs." + t.fstype), mkfsForce(t), extra, bootWithDaxAnd(t));
     return fmt::format("umount {0}; {1}{2} {3} {4}; mount -o dax=always {4} {0}   "
                        "# destroys the data on {4}: back it up first",
                        shellQuote(t.mountPoint), shellQuote("mkfs." + t.fstype), mkfsForce(t),
@@ -127,7 +118,7 @@ std::string rebuildOnFsdax(const MountTarget &t, const NdNamespace &ns)
         return fmt::format("{} holds /, so it cannot be reconfigured from inside: on the host, "
                            "give the image an fsdax info block (ndctl write-infoblock -o FILE "
                            "-m fsdax -a 2M, the filesystem at its data offset), then {}",
-                           ns.dev, bootWithDax(t));
+                           ns.dev, bootWithDaxAnd(t));
     const char *force = mkfsForce(t);
     return fmt::format("umount {0}; {1}; {2}{5} {3}; mount -o dax=always {3} {0}   "
                        "# destroys the data on {4}: back it up first",
@@ -140,7 +131,7 @@ std::string rebuildErofsForDax(const MountTarget &t)
     if (t.bootRoot)
         return fmt::format("make the image again without inline tails (mkfs.erofs -E "
                            "noinline_data IMAGE SOURCE_DIR, no -z), then {}",
-                           bootWithDax(t));
+                           bootWithDaxAnd(t));
     return fmt::format("umount {0}; mkfs.erofs -E noinline_data {1} SOURCE_DIR; "
                        "mount -t erofs -o dax {1} {0}   # SOURCE_DIR: the tree the image was "
                        "made from; no -z: compressed files are never DAX",

@@ -44,7 +44,7 @@ std::string remountDax(const MountTarget &t);
 // The root's remedy: the boot that mounts it with DAX (and `extra` options):
 // the kernel command line is where its options live (init/do_mounts.c takes
 // rootflags= as the mount's data).
-std::string bootWithDaxAnd(const MountTarget &t, const std::string &extra);
+std::string bootWithDaxAnd(const MountTarget &t, const std::string &extra = "");
 // The whole sequence for a filesystem on a namespace that cannot do DAX:
 // reconfiguring the namespace destroys its contents.
 std::string rebuildOnFsdax(const MountTarget &t, const NdNamespace &ns);
